@@ -1,0 +1,45 @@
+import type { ProviderError, StopReason, Usage } from "../llm/types.js";
+
+/** Bytes and estimated tokens of one part of a request. */
+export interface PartSize {
+	bytes: number;
+	tokens: number;
+}
+
+/** What one request carried, by part. */
+export interface ContextReport {
+	round: number;
+	system: PartSize;
+	tools: PartSize;
+	messages: PartSize;
+	toolResults: PartSize;
+	total: PartSize;
+}
+
+/**
+ * Events the agent loop yields, in order. Consumed by the CLI renderers and the session store.
+ * Names are noun.verb; every event is plain JSON.
+ */
+export type AgentEvent =
+	| { type: "session.started"; sessionId: string; resumed: boolean }
+	| { type: "turn.started"; round: number }
+	| { type: "text.delta"; text: string }
+	| { type: "tool.call"; id: string; name: string; arguments: string }
+	| {
+			type: "tool.result";
+			id: string;
+			name: string;
+			ok: boolean;
+			output: string;
+			display?: string;
+			errorCode?: string;
+	  }
+	| { type: "usage"; round: number; usage: Usage }
+	| { type: "context"; report: ContextReport }
+	| { type: "retry"; attempt: number; delayMs: number; reason: string }
+	| { type: "loop.suspected"; tool: string; count: number }
+	| { type: "turn.done"; stopReason: TurnStopReason; rounds: number }
+	| { type: "error"; message: string; kind?: ProviderError["kind"] };
+
+/** Why a whole turn (one user prompt) ended. */
+export type TurnStopReason = "done" | "max_rounds" | "aborted" | "error" | StopReason;

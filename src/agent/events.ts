@@ -1,4 +1,4 @@
-import type { ProviderError, StopReason, Usage } from "../llm/types.js";
+import type { Message, ProviderError, StopReason, Usage } from "../llm/types.js";
 
 /** Bytes and estimated tokens of one part of a request. */
 export interface PartSize {
@@ -23,6 +23,11 @@ export interface ContextReport {
 export type AgentEvent =
 	| { type: "session.started"; sessionId: string; resumed: boolean }
 	| { type: "turn.started"; round: number }
+	/**
+	 * A message joined the transcript (the prompt, an answer, a tool result). The session store persists it;
+	 * `fullText`/`fullPath` hold a tool's complete output when the model-facing content was capped.
+	 */
+	| { type: "message"; round: number; message: Message; fullText?: string; fullPath?: string }
 	| { type: "text.delta"; text: string }
 	| { type: "tool.call"; id: string; name: string; arguments: string }
 	| {

@@ -1,2 +1,98 @@
 #!/usr/bin/env node
-console.log("snowpea");
+import { readFileSync } from "node:fs";
+import { Command, CommanderError } from "commander";
+import { builtinTools } from "../tools/builtin.js";
+import type { Output } from "./render.js";
+import { EXIT, runCommand, UsageError } from "./run-command.js";
+import { exportSession, listSessions, showSession } from "./sessions-command.js";
+
+const output: Output = {
+	out: (text) => process.stdout.write(text),
+	log: (text) => process.stderr.write(text),
+};
+
+function version(): string {
+	const file = new URL("../../package.json", import.meta.url);
+	return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version;
+}
+
+/** Builds the command tree; each action sets the exit code it wants. */
+function program(setExit: (code: number) => void): Command {
+	const root = new Command("snowpea")
+		.description("A coding agent that controls what every model round costs.")
+		.version(version(), "-v, --version")
+		.exitOverride()
+		.configureOutput({ writeErr: (text) => output.log(text), writeOut: (text) => output.out(text) });
+
+	root
+		.command("run")
+		.description("run one task headless: the answer on stdout, a compact tool log on stderr")
+		.argument("[prompt...]", "what to do")
+		.option("-m, --model <provider:model>", "model, e.g. openai:gpt-4o or anthropic:claude-sonnet-4-5")
+		.option("--cwd <dir>", "working directory (default: the current one)")
+		.option("-s, --session <id>", "continue a stored session")
+		.option("--json", "print one JSON event per line instead of text")
+		.option("--max-rounds <n>", "stop after this many model rounds (default agent.maxToolRounds, 500)")
+		.action(async (words: string[], flags) => {
+			setExit(await runCommand(words.join(" "), flags, output));
+		});
+
+	const sessions = root.command("sessions").description("list, show and export stored sessions");
+	sessions
+		.command("list")
+		.option("--json", "print JSON")
+		.action((flags) => listSessions(flags, output));
+	sessions
+		.command("show")
+		.argument("<id>", "session id or a unique prefix")
+		.action((id: string) => showSession(id, output));
+	sessions
+		.command("export")
+		.argument("<id>", "session id or a unique prefix")
+		.option("--format <format>", "jsonl or md", "jsonl")
+		.action((id: string, flags: { format: string }) => exportSession(id, flags.format, output));
+
+	const tools = root.command("tools").description("inspect the tools the model can use");
+	tools
+		.command("list")
+		.option("--json", "print JSON: [{name, permission, description, deferred, source}]")
+		.action((flags: { json?: boolean }) => {
+			const rows = builtinTools().map((tool) => ({
+				name: tool.name,
+				permission: tool.permission,
+				description: tool.description.split("\n")[0] ?? "",
+				deferred: tool.group !== undefined,
+				source: tool.source,
+			}));
+			if (flags.json) return output.out(`${JSON.stringify(rows, null, 2)}\n`);
+			const width = Math.max(...rows.map((row) => row.name.length));
+			for (const row of rows) {
+				output.out(
+					`${row.name.padEnd(width)}  ${row.permission.padEnd(7)}  ${row.deferred ? "deferred" : "eager   "}  ${row.description}\n`,
+				);
+			}
+		});
+	return root;
+}
+
+async function main(): Promise<void> {
+	let code: number = EXIT.done;
+	try {
+		await program((value) => {
+			code = value;
+		}).parseAsync(process.argv);
+	} catch (error) {
+		if (error instanceof CommanderError) {
+			code = error.exitCode === 0 ? EXIT.done : EXIT.usage;
+		} else if (error instanceof UsageError) {
+			output.log(`snowpea: ${error.message}\n`);
+			code = EXIT.usage;
+		} else {
+			output.log(`snowpea: ${error instanceof Error ? error.message : String(error)}\n`);
+			code = EXIT.stopped;
+		}
+	}
+	process.exitCode = code;
+}
+
+await main();

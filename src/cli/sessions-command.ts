@@ -1,0 +1,105 @@
+import { join } from "node:path";
+import type { Message } from "../llm/types.js";
+import { type SessionInfo, SessionStore } from "../session/store.js";
+import type { Output } from "./render.js";
+import { findSession, UsageError } from "./run-command.js";
+import { snowpeaHome } from "./settings.js";
+
+function withStore<T>(action: (store: SessionStore) => T): T {
+	const store = SessionStore.open(join(snowpeaHome(), "state.db"));
+	try {
+		return action(store);
+	} finally {
+		store.close();
+	}
+}
+
+const when = (ms: number) => new Date(ms).toISOString().replace("T", " ").slice(0, 19);
+
+/** `snowpea sessions list [--json]`: newest first. */
+export function listSessions(flags: { json?: boolean }, output: Output): void {
+	withStore((store) => {
+		const sessions = store.listSessions({ limit: 200, parentId: null });
+		if (flags.json) return output.out(`${JSON.stringify(sessions)}\n`);
+		if (sessions.length === 0) return output.out('no sessions yet; start one with: snowpea run "<task>"\n');
+		for (const session of sessions) {
+			output.out(
+				`${session.id}  ${when(session.updatedAt)}  ${session.status.padEnd(10)}  ${session.model}  ${session.title}\n`,
+			);
+		}
+	});
+}
+
+/** `snowpea sessions show ID`: metadata, usage totals and the transcript in brief. */
+export function showSession(id: string, output: Output): void {
+	withStore((store) => {
+		const session = findSession(store, id);
+		const totals = store.usageTotals(session.id);
+		output.out(header(session));
+		output.out(
+			`usage: ${totals.requests} requests, input ${totals.input} tokens (cache read ${totals.cacheRead}, cache write ${totals.cacheWrite}), output ${totals.output}\n\n`,
+		);
+		for (const entry of store.messages(session.id)) output.out(`[round ${entry.round}] ${brief(entry.message)}\n`);
+	});
+}
+
+/** `snowpea sessions export ID --format jsonl|md`. jsonl is the normalized trajectory format `snowpea bench` reads. */
+export function exportSession(id: string, format: string, output: Output): void {
+	if (format !== "jsonl" && format !== "md") throw new UsageError(`--format must be jsonl or md, got "${format}"`);
+	withStore((store) => {
+		const session = findSession(store, id);
+		const messages = store.messages(session.id).map((entry) => entry.message);
+		if (format === "jsonl") {
+			for (const message of messages) output.out(`${JSON.stringify(toTrajectoryLine(message))}\n`);
+			return;
+		}
+		output.out(`# ${session.title || session.id}\n\n`);
+		output.out(header(session).replace(/^/gm, "> "));
+		for (const message of messages) output.out(`\n${markdown(message)}\n`);
+	});
+}
+
+function header(session: SessionInfo): string {
+	return `session ${session.id}\nmodel ${session.model}\ncwd ${session.cwd}\nstatus ${session.status}\ncreated ${when(session.createdAt)}, updated ${when(session.updatedAt)}\n`;
+}
+
+function textOf(message: Message): string {
+	if (message.role === "assistant") return message.text;
+	if (message.role === "tool") return message.content;
+	return message.content.map((part) => (part.type === "text" ? part.text : `[image ${part.mime}]`)).join("\n");
+}
+
+function brief(message: Message): string {
+	const text = textOf(message).replace(/\s+/g, " ").trim();
+	const clipped = text.length > 100 ? `${text.slice(0, 99)}…` : text;
+	if (message.role === "assistant") {
+		const calls = message.toolCalls.map((call) => call.name).join(", ");
+		return `assistant: ${clipped}${calls ? ` [calls: ${calls}]` : ""}`;
+	}
+	if (message.role === "tool") return `tool ${message.toolName}${message.isError ? " (error)" : ""}: ${clipped}`;
+	return `user: ${clipped}`;
+}
+
+function toTrajectoryLine(message: Message): Record<string, unknown> {
+	if (message.role === "assistant") {
+		return {
+			role: "assistant",
+			content: message.text,
+			...(message.toolCalls.length > 0
+				? { tool_calls: message.toolCalls.map((call) => ({ id: call.id, name: call.name, arguments: call.arguments })) }
+				: {}),
+		};
+	}
+	if (message.role === "tool")
+		return { role: "tool", content: message.content, tool_call_id: message.toolCallId, name: message.toolName };
+	return { role: "user", content: textOf(message) };
+}
+
+function markdown(message: Message): string {
+	if (message.role === "user") return `## User\n\n${textOf(message)}`;
+	if (message.role === "tool") {
+		return `### Result of ${message.toolName}${message.isError ? " (error)" : ""}\n\n\`\`\`\n${message.content}\n\`\`\``;
+	}
+	const calls = message.toolCalls.map((call) => `- \`${call.name}\` \`${call.arguments}\``).join("\n");
+	return `## Assistant\n\n${message.text}${calls ? `\n\nCalls:\n${calls}` : ""}`;
+}

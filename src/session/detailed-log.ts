@@ -1,0 +1,82 @@
+import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync } from "node:fs";
+import { dirname } from "node:path";
+import type { AgentEvent } from "../agent/events.js";
+
+/**
+ * The detailed request log (llm.jsonl): one JSON object per line, `seq` strictly increasing across every writer
+ * of the same file, also across restarts (the next seq continues from the file's last line).
+ * Per round: a `request` event (round, request_bytes, tool_result_bytes, estimated_tokens) and a `response` event
+ * (round, input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, tool_result_bytes).
+ */
+export class DetailedLog {
+	private seq: number;
+	private toolResultBytes = 0;
+
+	private constructor(
+		private readonly path: string,
+		private readonly sessionId: string,
+	) {
+		this.seq = lastSeq(path);
+	}
+
+	static open(path: string, sessionId: string): DetailedLog {
+		mkdirSync(dirname(path), { recursive: true });
+		return new DetailedLog(path, sessionId);
+	}
+
+	/** Writes any record; `event` names its kind. */
+	write(event: string, fields: Record<string, unknown>): void {
+		this.seq = Math.max(this.seq, lastSeq(this.path)) + 1;
+		const line = { seq: this.seq, ts: new Date().toISOString(), session_id: this.sessionId, event, ...fields };
+		appendFileSync(this.path, `${JSON.stringify(line)}\n`);
+	}
+
+	/** Turns the agent events that matter into log records. */
+	observe(event: AgentEvent): void {
+		if (event.type === "context") {
+			this.toolResultBytes = event.report.toolResults.bytes;
+			this.write("request", {
+				round: event.report.round,
+				request_bytes: event.report.total.bytes,
+				tool_result_bytes: event.report.toolResults.bytes,
+				estimated_tokens: event.report.total.tokens,
+			});
+		} else if (event.type === "usage") {
+			this.write("response", {
+				round: event.round,
+				input_tokens: event.usage.input,
+				cached_input_tokens: event.usage.cacheRead,
+				cache_write_tokens: event.usage.cacheWrite,
+				output_tokens: event.usage.output,
+				tool_result_bytes: this.toolResultBytes,
+			});
+		}
+	}
+}
+
+/** The seq of the file's last complete line, 0 for a new or empty file. Reads only the file's tail. */
+function lastSeq(path: string): number {
+	if (!existsSync(path)) return 0;
+	const descriptor = openSync(path, "r");
+	try {
+		const size = fstatSync(descriptor).size;
+		const length = Math.min(size, 64 * 1024);
+		const buffer = Buffer.alloc(length);
+		readSync(descriptor, buffer, 0, length, size - length);
+		const lines = buffer
+			.toString("utf8")
+			.split("\n")
+			.filter((line) => line.trim() !== "");
+		for (const line of lines.reverse()) {
+			try {
+				const seq = (JSON.parse(line) as { seq?: unknown }).seq;
+				if (typeof seq === "number") return seq;
+			} catch {
+				// a torn last line from a killed writer: look at the one before
+			}
+		}
+		return 0;
+	} finally {
+		closeSync(descriptor);
+	}
+}

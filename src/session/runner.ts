@@ -1,0 +1,55 @@
+import type { AgentEvent } from "../agent/events.js";
+import { runTurn, type TurnOptions } from "../agent/loop.js";
+import type { Message, UserMessage } from "../llm/types.js";
+import type { DetailedLog } from "./detailed-log.js";
+import type { SessionInfo, SessionStore } from "./store.js";
+
+export interface SessionTurnOptions extends Omit<TurnOptions, "history" | "firstRound" | "sessionId"> {
+	store: SessionStore;
+	session: SessionInfo;
+	resumed: boolean;
+	log?: DetailedLog;
+}
+
+/** The transcript of a stored session and the round its next request gets. */
+export function loadTranscript(store: SessionStore, sessionId: string): { messages: Message[]; nextRound: number } {
+	const stored = store.messages(sessionId);
+	const lastRound = stored.reduce((highest, entry) => Math.max(highest, entry.round), 0);
+	return { messages: stored.map((entry) => entry.message), nextRound: lastRound + 1 };
+}
+
+/**
+ * Runs one user turn of a stored session and records it as it happens: each message as soon as it joins the
+ * transcript, each event (except streaming deltas) as it is yielded. A kill at any point loses nothing already
+ * recorded; a call left without a result is answered when the next request is built.
+ * Contract: yields `session.started` first and passes every agent event through.
+ */
+export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerator<AgentEvent> {
+	const { store, session, log } = options;
+	const { messages, nextRound } = loadTranscript(store, session.id);
+	const started: AgentEvent = { type: "session.started", sessionId: session.id, resumed: options.resumed };
+	store.appendEvent(session.id, started);
+	yield started;
+	if (!session.title) store.updateSession(session.id, { title: titleOf(options.input.content) });
+	store.updateSession(session.id, { status: "running" });
+	for await (const event of runTurn({ ...options, history: messages, firstRound: nextRound, sessionId: session.id })) {
+		if (event.type === "message") {
+			store.appendMessage(session.id, event.message, {
+				round: event.round,
+				fullText: event.fullText,
+				fullPath: event.fullPath,
+			});
+		} else if (event.type !== "text.delta") {
+			store.appendEvent(session.id, event);
+		}
+		if (event.type === "turn.done") store.updateSession(session.id, { status: event.stopReason });
+		log?.observe(event);
+		yield event;
+	}
+}
+
+function titleOf(content: UserMessage["content"]): string {
+	const text = content.map((part) => (part.type === "text" ? part.text : "")).join(" ");
+	const line = text.replace(/\s+/g, " ").trim();
+	return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}

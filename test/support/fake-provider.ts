@@ -289,7 +289,7 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
 		const events = [delta({ role: "assistant", content: "", refusal: null })];
 		for (const piece of split(answer.text)) events.push(delta({ content: piece }));
 		answer.toolCalls.forEach((call, index) => {
-			split(call.arguments).forEach((piece, number) => {
+			(call.arguments === "" ? [""] : split(call.arguments)).forEach((piece, number) => {
 				const toolCall =
 					number === 0
 						? { index, id: call.id, type: "function", function: { name: call.name, arguments: piece } }

@@ -21,6 +21,6 @@ for (let index = 0; index < count; index++) {
 	const seq = store.appendMessage(sessionId, message, { round: index });
 	process.stdout.write(`${seq} ${index}\n`);
 	// Let the other writer take the lock between appends.
-	await new Promise((resolve) => setImmediate(resolve));
+	await new Promise((resolve) => setTimeout(resolve, 1));
 }
 store.close();

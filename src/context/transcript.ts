@@ -1,41 +1,53 @@
-import type { Message, ToolResultMessage } from "../llm/types.js";
+import type { AssistantMessage, Message, ToolResultMessage } from "../llm/types.js";
 
-/** The result text for a call whose result never reached the transcript (a crash, a kill, an abort). */
-export const UNFINISHED_RESULT = "(no result was recorded for this call; it did not finish)";
+/** The content of a result made up for a call whose real result was never recorded. */
+export const MISSING_RESULT_CONTENT = "(no result was recorded for this call; it did not finish)";
 
 /**
- * The transcript as a provider will accept it. Pure; the input is not mutated.
- * - Every assistant tool call is answered exactly once, right after its assistant message, in call order;
- *   a call without a recorded result gets an error result with UNFINISHED_RESULT.
- * - Results that answer no call of the assistant message before them (orphans, duplicates) are dropped.
- * - Every other message keeps its place.
+ * Returns `messages` as a provider will accept them. Pure: the input array and its messages are not mutated
+ * (unchanged messages are shared, not copied).
+ *
+ * - Right after each assistant message come the results of its tool calls, one per call, in call order.
+ *   A call's result is the first result with its id recorded after that assistant message and before the next
+ *   one; a call without one gets a made-up result (content {@link MISSING_RESULT_CONTENT}, isError true) in its
+ *   call's place — so when a turn was cut off, the made-up results follow the recorded ones. A result recorded
+ *   after a user message (a person typed while the tool ran) moves up to sit with its call.
+ * - Tool results that answer no call of the assistant message before them are dropped: results before any
+ *   assistant message, results for an unknown id, second results for a call, and results that arrive after the
+ *   next assistant message (their call was already answered).
+ * - Every user and assistant message is kept, in its original order.
+ * A transcript that is already well paired comes back equal to the input.
  */
-export function repairTranscript(messages: readonly Message[]): Message[] {
-	const repaired: Message[] = [];
-	for (let index = 0; index < messages.length; index++) {
+export function repairTranscript(messages: Message[]): Message[] {
+	const output: Message[] = [];
+	let index = 0;
+	// Messages before the first assistant message: nothing there can be answered.
+	while (index < messages.length && messages[index]?.role !== "assistant") {
 		const message = messages[index] as Message;
-		if (message.role === "tool") continue; // results are placed with their assistant message below
-		repaired.push(message);
-		if (message.role !== "assistant" || message.toolCalls.length === 0) continue;
-		const results = new Map<string, ToolResultMessage>();
-		let next = index + 1;
-		for (; next < messages.length; next++) {
-			const candidate = messages[next] as Message;
-			if (candidate.role !== "tool") break;
-			if (!results.has(candidate.toolCallId)) results.set(candidate.toolCallId, candidate);
-		}
-		for (const call of message.toolCalls) {
-			repaired.push(
-				results.get(call.id) ?? {
-					role: "tool",
-					toolCallId: call.id,
-					toolName: call.name,
-					content: UNFINISHED_RESULT,
-					isError: true,
-				},
-			);
-		}
-		index = next - 1;
+		if (message.role !== "tool") output.push(message);
+		index++;
 	}
-	return repaired;
+	while (index < messages.length) {
+		const assistant = messages[index] as AssistantMessage;
+		let end = index + 1;
+		while (end < messages.length && messages[end]?.role !== "assistant") end++;
+		output.push(assistant, ...answerCalls(assistant, messages.slice(index + 1, end)));
+		for (const message of messages.slice(index + 1, end)) if (message.role !== "tool") output.push(message);
+		index = end;
+	}
+	return output;
+}
+
+/** One result per call of `assistant`, in call order, taken from the messages that follow it. */
+function answerCalls(assistant: AssistantMessage, following: Message[]): ToolResultMessage[] {
+	const results = following.filter((message): message is ToolResultMessage => message.role === "tool");
+	const used = new Set<number>();
+	return assistant.toolCalls.map((call) => {
+		const found = results.findIndex((result, position) => !used.has(position) && result.toolCallId === call.id);
+		if (found >= 0) {
+			used.add(found);
+			return results[found] as ToolResultMessage;
+		}
+		return { role: "tool", toolCallId: call.id, toolName: call.name, content: MISSING_RESULT_CONTENT, isError: true };
+	});
 }

@@ -85,6 +85,9 @@ export const MODELS: Readonly<Record<string, ModelInfo>> = {
 	"deepseek-reasoner": { ...openai(0.28, 0.42, 0.1, 128_000, 64_000, false), minCacheTokens: 64 },
 };
 
+/** A settings entry that changes some fields of a model's row. */
+export type ModelOverride = Omit<Partial<ModelInfo>, "prices"> & { prices?: Partial<Prices> };
+
 /** Defaults for a model the table does not know, by provider. */
 const FALLBACK: Readonly<Record<string, ModelInfo>> = {
 	anthropic: anthropic(3, 15, 1024),
@@ -98,7 +101,7 @@ const FALLBACK: Readonly<Record<string, ModelInfo>> = {
 export function modelInfo(
 	provider: string,
 	model: string,
-	overrides: Readonly<Record<string, Partial<ModelInfo> & { prices?: Partial<Prices> }>> = {},
+	overrides: Readonly<Record<string, ModelOverride>> = {},
 ): ModelInfo {
 	const key = Object.keys(MODELS)
 		.filter((candidate) => model === candidate || model.startsWith(candidate) || model.includes(`/${candidate}`))

@@ -28,7 +28,9 @@ export class DetailedLog {
 	write(event: string, fields: Record<string, unknown>): void {
 		this.seq = Math.max(this.seq, lastSeq(this.path)) + 1;
 		const line = { seq: this.seq, ts: new Date().toISOString(), session_id: this.sessionId, event, ...fields };
-		appendFileSync(this.path, `${JSON.stringify(line)}\n`);
+		// a writer killed mid-line leaves a torn last line: start on a fresh one
+		const separator = endsMidLine(this.path) ? "\n" : "";
+		appendFileSync(this.path, `${separator}${JSON.stringify(line)}\n`);
 	}
 
 	/** Turns the agent events that matter into log records. */
@@ -76,6 +78,21 @@ function lastSeq(path: string): number {
 			}
 		}
 		return 0;
+	} finally {
+		closeSync(descriptor);
+	}
+}
+
+/** True when the file exists, is not empty and does not end with a newline. */
+function endsMidLine(path: string): boolean {
+	if (!existsSync(path)) return false;
+	const descriptor = openSync(path, "r");
+	try {
+		const size = fstatSync(descriptor).size;
+		if (size === 0) return false;
+		const last = Buffer.alloc(1);
+		readSync(descriptor, last, 0, 1, size - 1);
+		return last[0] !== 0x0a;
 	} finally {
 		closeSync(descriptor);
 	}

@@ -42,6 +42,8 @@ export type AgentEvent =
 	| { type: "usage"; round: number; usage: Usage }
 	| { type: "context"; report: ContextReport }
 	| { type: "retry"; attempt: number; delayMs: number; reason: string }
+	/** A decision the session must remember (stored in its ledger): e.g. a deferred tool loaded for the session. */
+	| { type: "decision"; round: number; kind: string; body: Record<string, unknown> }
 	| { type: "loop.suspected"; tool: string; count: number }
 	| { type: "turn.done"; stopReason: TurnStopReason; rounds: number }
 	| { type: "error"; message: string; kind?: ProviderError["kind"] };

@@ -3,6 +3,8 @@ import { z } from "zod";
 import type { AssistantMessage, ModelRequest, Provider, ProviderEvent, ToolCall } from "../llm/types.js";
 import { emptyUsage } from "../llm/types.js";
 import { defineTool } from "../tools/tool.js";
+import { createToolSearch } from "../tools/tool-search.js";
+import { Toolset } from "../tools/toolset.js";
 import type { AgentEvent } from "./events.js";
 import { runTurn, userText } from "./loop.js";
 
@@ -56,7 +58,7 @@ async function run(provider: Provider, overrides: Partial<Parameters<typeof runT
 	const events: AgentEvent[] = [];
 	for await (const event of runTurn({
 		provider,
-		tools: [slow("look", true), slow("change", false)],
+		toolset: new Toolset([slow("look", true), slow("change", false)], { deferred: false, eager: [] }),
 		system: [{ tier: "stable", text: "sys" }],
 		history: [],
 		input: userText("do it"),
@@ -156,5 +158,50 @@ describe("runTurn", () => {
 		const context = events.find((event) => event.type === "context");
 		expect(context?.type === "context" && context.report.total.bytes).toBeGreaterThan(0);
 		expect(context?.type === "context" && context.report.round).toBe(1);
+	});
+
+	it("runs a deferred tool called by name, loads it for the session and says so once", async () => {
+		const toolset: Toolset = new Toolset(
+			[slow("look", true), slow("browser_open", true), createToolSearch(() => toolset)],
+			{ deferred: true, eager: ["look"] },
+		);
+		const provider = scriptedProvider([
+			answer("", call("a", "browser_open", { label: "x" })),
+			answer("", call("b", "browser_open", { label: "y" })),
+			answer("done"),
+		]);
+		const events = await run(provider, { toolset });
+		expect(provider.requests[0]!.tools.map((tool) => tool.name)).toEqual(["look", "tool_search"]);
+		expect(provider.requests[1]!.tools.map((tool) => tool.name)).toEqual(["look", "tool_search", "browser_open"]);
+		const outputs = events.filter((event) => event.type === "tool.result").map((event) => event.output);
+		expect(outputs).toEqual(["browser_open did x\n\nloaded browser_open for this session", "browser_open did y"]);
+		expect(events.filter((event) => event.type === "decision")).toEqual([
+			{ type: "decision", round: 1, kind: "tool-load", body: { tool: "browser_open" } },
+		]);
+	});
+
+	it("loads tools found by tool_search after the tools already sent, never reordering them", async () => {
+		const toolset: Toolset = new Toolset(
+			[
+				slow("look", true),
+				slow("browser_open", true),
+				slow("browser_click", true),
+				slow("git_diff", true),
+				createToolSearch(() => toolset),
+			],
+			{ deferred: true, eager: ["look"] },
+		);
+		const provider = scriptedProvider([
+			answer("", call("a", "tool_search", { query: "select:git_diff" })),
+			answer("", call("b", "tool_search", { query: "+browser click" })),
+			answer("done"),
+		]);
+		await run(provider, { toolset });
+		const names = provider.requests.map((request) => request.tools.map((tool) => tool.name));
+		expect(names).toEqual([
+			["look", "tool_search"],
+			["look", "tool_search", "git_diff"],
+			["look", "tool_search", "git_diff", "browser_click", "browser_open"],
+		]);
 	});
 });

@@ -10,7 +10,8 @@ import type {
 	Usage,
 	UserMessage,
 } from "../llm/types.js";
-import type { Tool, ToolContext, ToolResult } from "../tools/tool.js";
+import type { ToolContext, ToolResult } from "../tools/tool.js";
+import type { Toolset } from "../tools/toolset.js";
 import type { AgentEvent, TurnStopReason } from "./events.js";
 import { measureRequest } from "./measure.js";
 
@@ -19,7 +20,8 @@ export type RequestBuilder = (input: { messages: Message[]; round: number }) => 
 
 export interface TurnOptions {
 	provider: Provider;
-	tools: Tool[];
+	/** Every tool of the session; which ones are sent each round is the toolset's decision. */
+	toolset: Toolset;
 	system: SystemSegment[];
 	/** The session's transcript before this turn. */
 	history: Message[];
@@ -44,12 +46,11 @@ export interface TurnOptions {
  */
 export async function* runTurn(options: TurnOptions): AsyncGenerator<AgentEvent> {
 	const messages: Message[] = [...options.history];
-	const byName = new Map(options.tools.map((tool) => [tool.name, tool]));
 	const build: RequestBuilder =
 		options.buildRequest ??
 		(({ messages: transcript }) => ({
 			system: options.system,
-			tools: options.tools.map((tool) => tool.definition),
+			tools: options.toolset.definitions(),
 			messages: repairTranscript(transcript),
 		}));
 
@@ -100,7 +101,11 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<AgentEvent>
 		}
 
 		for (const call of calls) yield { type: "tool.call", id: call.id, name: call.name, arguments: call.arguments };
-		const results = await runCalls(calls, byName, options);
+		const loadedBefore = options.toolset.loaded.length;
+		const results = await runCalls(calls, options);
+		for (const tool of options.toolset.loaded.slice(loadedBefore)) {
+			yield { type: "decision", round, kind: "tool-load", body: { tool } };
+		}
 		for (const [index, result] of results.entries()) {
 			const call = calls[index] as ToolCall;
 			const message: ToolResultMessage = {
@@ -131,22 +136,32 @@ async function* done(stopReason: TurnStopReason, rounds: number): AsyncGenerator
 }
 
 /** Runs the calls of one assistant message: all at once when every one is read-only, else one after another. */
-async function runCalls(calls: ToolCall[], byName: Map<string, Tool>, options: TurnOptions): Promise<ToolResult[]> {
-	const runOne = (call: ToolCall): Promise<ToolResult> => {
-		const tool = byName.get(call.name);
+async function runCalls(calls: ToolCall[], options: TurnOptions): Promise<ToolResult[]> {
+	const { toolset } = options;
+	const runOne = async (call: ToolCall): Promise<ToolResult> => {
+		const tool = toolset.get(call.name);
 		if (!tool) {
-			const names = [...byName.keys()].join(", ");
-			return Promise.resolve({
+			const names = toolset
+				.sent()
+				.map((known) => known.name)
+				.join(", ");
+			return {
 				ok: false,
 				errorCode: "unknown_tool",
-				content: `unknown tool "${call.name}"; the tools you can call are: ${names}`,
-			});
+				content: `unknown tool "${call.name}"; the tools you can call are: ${names} (and the deferred ones tool_search loads)`,
+			};
 		}
-		if (options.signal.aborted)
-			return Promise.resolve({ ok: false, errorCode: "aborted", content: "not run: the turn was aborted" });
-		return tool.execute(call.arguments, { ...options.toolContext, callId: call.id, signal: options.signal });
+		if (options.signal.aborted) return { ok: false, errorCode: "aborted", content: "not run: the turn was aborted" };
+		// A deferred tool called by name without tool_search runs, and stays loaded from now on.
+		const selfLoaded = toolset.isDeferred(tool) && toolset.load(tool.name);
+		const result = await tool.execute(call.arguments, {
+			...options.toolContext,
+			callId: call.id,
+			signal: options.signal,
+		});
+		return selfLoaded ? { ...result, content: `${result.content}\n\nloaded ${tool.name} for this session` } : result;
 	};
-	const parallel = calls.every((call) => byName.get(call.name)?.readOnly === true);
+	const parallel = calls.every((call) => toolset.get(call.name)?.readOnly === true);
 	if (parallel) return Promise.all(calls.map(runOne));
 	const results: ToolResult[] = [];
 	for (const call of calls) results.push(await runOne(call));

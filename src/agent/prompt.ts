@@ -5,6 +5,8 @@ export interface PromptInput {
 	/** YYYY-MM-DD; goes in the volatile tier, last, so a new day never disturbs the cached prefix before it. */
 	date: string;
 	platform: string;
+	/** The toolset's one-line summary of deferred groups, when anything is deferred. */
+	deferredLine?: string;
 }
 
 const IDENTITY = `You are snowpea, a coding agent working in a user's project from the terminal.
@@ -25,7 +27,14 @@ const RULES = `Rules:
 export function systemPrompt(input: PromptInput): SystemSegment[] {
 	return [
 		{ tier: "stable", text: `${IDENTITY}\n\n${RULES}` },
-		{ tier: "context", text: `Working directory: ${input.cwd}\nPlatform: ${input.platform}` },
+		{
+			tier: "context",
+			text: [
+				`Working directory: ${input.cwd}`,
+				`Platform: ${input.platform}`,
+				...(input.deferredLine ? [input.deferredLine] : []),
+			].join("\n"),
+		},
 		{ tier: "volatile", text: `Today's date: ${input.date}` },
 	];
 }

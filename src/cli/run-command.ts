@@ -5,9 +5,11 @@ import { userText } from "../agent/loop.js";
 import { systemPrompt } from "../agent/prompt.js";
 import { createProvider } from "../llm/registry.js";
 import { DetailedLog } from "../session/detailed-log.js";
-import { runSessionTurn } from "../session/runner.js";
+import { loadSessionState, runSessionTurn } from "../session/runner.js";
 import { SessionStore } from "../session/store.js";
 import { builtinTools } from "../tools/builtin.js";
+import { createToolSearch } from "../tools/tool-search.js";
+import { Toolset } from "../tools/toolset.js";
 import { type Output, textRenderer } from "./render.js";
 import { loadSettings, SettingsError, snowpeaHome } from "./settings.js";
 
@@ -54,6 +56,12 @@ export async function runCommand(prompt: string, flags: RunFlags, output: Output
 		const stop = () => controller.abort();
 		process.once("SIGINT", stop);
 		process.once("SIGTERM", stop);
+		const state = loadSessionState(store, session.id);
+		const toolset: Toolset = new Toolset(
+			[...builtinTools(), createToolSearch(() => toolset)],
+			{ deferred: settings.tools.deferred, eager: settings.tools.eager },
+			state.loadedTools,
+		);
 		const log = settings.log.detailedPath
 			? DetailedLog.open(resolve(cwd, settings.log.detailedPath), session.id)
 			: undefined;
@@ -66,8 +74,13 @@ export async function runCommand(prompt: string, flags: RunFlags, output: Output
 				resumed: existing !== undefined,
 				log,
 				provider,
-				tools: builtinTools(),
-				system: systemPrompt({ cwd, date: new Date().toISOString().slice(0, 10), platform: process.platform }),
+				toolset,
+				system: systemPrompt({
+					cwd,
+					date: new Date().toISOString().slice(0, 10),
+					platform: process.platform,
+					deferredLine: toolset.deferredLine(),
+				}),
 				input: userText(prompt),
 				maxToolRounds,
 				signal: controller.signal,

@@ -32,6 +32,13 @@ export const SettingsSchema = z.object({
 			maxOutputTokens: z.number().int().positive().optional(),
 		})
 		.default({ maxToolRounds: 500 }),
+	tools: z
+		.object({
+			repeatGuard: z.boolean().default(true),
+			deferred: z.boolean().default(true),
+			eager: z.array(z.string()).default([]),
+		})
+		.default({ repeatGuard: true, deferred: true, eager: [] }),
 	log: z.object({ detailedPath: z.string().optional() }).default({}),
 });
 

@@ -11,11 +11,23 @@ export interface SessionTurnOptions extends Omit<TurnOptions, "history" | "first
 	log?: DetailedLog;
 }
 
-/** The transcript of a stored session and the round its next request gets. */
-export function loadTranscript(store: SessionStore, sessionId: string): { messages: Message[]; nextRound: number } {
+export interface SessionState {
+	messages: Message[];
+	/** The round the next request gets. */
+	nextRound: number;
+	/** Deferred tools loaded in this session, in load order. */
+	loadedTools: string[];
+}
+
+/** What a stored session needs to continue: its transcript, its next round and its ledger's tool loads. */
+export function loadSessionState(store: SessionStore, sessionId: string): SessionState {
 	const stored = store.messages(sessionId);
 	const lastRound = stored.reduce((highest, entry) => Math.max(highest, entry.round), 0);
-	return { messages: stored.map((entry) => entry.message), nextRound: lastRound + 1 };
+	const loadedTools = store
+		.decisions(sessionId)
+		.filter((decision) => decision.kind === "tool-load" && typeof decision.body.tool === "string")
+		.map((decision) => decision.body.tool as string);
+	return { messages: stored.map((entry) => entry.message), nextRound: lastRound + 1, loadedTools };
 }
 
 /**
@@ -26,7 +38,7 @@ export function loadTranscript(store: SessionStore, sessionId: string): { messag
  */
 export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerator<AgentEvent> {
 	const { store, session, log } = options;
-	const { messages, nextRound } = loadTranscript(store, session.id);
+	const { messages, nextRound } = loadSessionState(store, session.id);
 	const started: AgentEvent = { type: "session.started", sessionId: session.id, resumed: options.resumed };
 	store.appendEvent(session.id, started);
 	yield started;
@@ -39,6 +51,8 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
 				fullText: event.fullText,
 				fullPath: event.fullPath,
 			});
+		} else if (event.type === "decision") {
+			store.appendDecision(session.id, { round: event.round, kind: event.kind, body: event.body });
 		} else if (event.type !== "text.delta") {
 			store.appendEvent(session.id, event);
 		}

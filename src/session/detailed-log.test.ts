@@ -42,4 +42,22 @@ describe("detailed log", () => {
 			tool_result_bytes: 120,
 		});
 	});
+
+	it("rotates past its size limit, keeping one backup, and seq goes on", () => {
+		const path = join(mkdtempSync(join(tmpdir(), "snowpea-log-")), "llm.jsonl");
+		const log = DetailedLog.open(path, "s1", 400);
+		for (let round = 1; round <= 12; round++) log.observe({ type: "context", report: report(round) });
+		const seqs = (file: string) =>
+			readFileSync(file, "utf8")
+				.trim()
+				.split("\n")
+				.map((line) => (JSON.parse(line) as { seq: number }).seq);
+		const current = seqs(path);
+		const backup = seqs(`${path}.1`);
+		expect(backup.at(-1)! + 1).toBe(current[0]);
+		expect(current.at(-1)).toBe(12);
+		const reopened = DetailedLog.open(path, "s1", 400);
+		reopened.observe({ type: "context", report: report(13) });
+		expect(seqs(path).at(-1) ?? seqs(`${path}.1`).at(-1)).toBe(13);
+	});
 });

@@ -1,4 +1,14 @@
-import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync } from "node:fs";
+import {
+	appendFileSync,
+	closeSync,
+	existsSync,
+	fstatSync,
+	mkdirSync,
+	openSync,
+	readSync,
+	renameSync,
+	statSync,
+} from "node:fs";
 import { dirname } from "node:path";
 import type { AgentEvent } from "../agent/events.js";
 
@@ -15,18 +25,21 @@ export class DetailedLog {
 	private constructor(
 		private readonly path: string,
 		private readonly sessionId: string,
+		private readonly maxBytes: number,
 	) {
-		this.seq = lastSeq(path);
+		this.seq = Math.max(lastSeq(path), lastSeq(`${path}.1`));
 	}
 
-	static open(path: string, sessionId: string): DetailedLog {
+	/** Opens (creating directories) a log; past `maxBytes` the file is rotated to `<path>.1`, keeping one backup. */
+	static open(path: string, sessionId: string, maxBytes = 64 * 1024 * 1024): DetailedLog {
 		mkdirSync(dirname(path), { recursive: true });
-		return new DetailedLog(path, sessionId);
+		return new DetailedLog(path, sessionId, maxBytes);
 	}
 
 	/** Writes any record; `event` names its kind. */
 	write(event: string, fields: Record<string, unknown>): void {
 		this.seq = Math.max(this.seq, lastSeq(this.path)) + 1;
+		if (existsSync(this.path) && statSync(this.path).size >= this.maxBytes) renameSync(this.path, `${this.path}.1`);
 		const line = { seq: this.seq, ts: new Date().toISOString(), session_id: this.sessionId, event, ...fields };
 		// a writer killed mid-line leaves a torn last line: start on a fresh one
 		const separator = endsMidLine(this.path) ? "\n" : "";

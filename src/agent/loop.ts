@@ -10,10 +10,11 @@ import type {
 	Usage,
 	UserMessage,
 } from "../llm/types.js";
-import type { ToolContext, ToolResult } from "../tools/tool.js";
+import type { ToolContext } from "../tools/tool.js";
 import type { Toolset } from "../tools/toolset.js";
 import type { AgentEvent, TurnStopReason } from "./events.js";
 import { measureRequest } from "./measure.js";
+import { type GuardVerdict, guardedExecute, type RepeatGuard } from "./repeat-guard.js";
 
 /** Builds the request for one round from the transcript; the context engine plugs in here. */
 export type RequestBuilder = (input: { messages: Message[]; round: number }) => ModelRequest;
@@ -36,6 +37,10 @@ export interface TurnOptions {
 	toolContext: Omit<ToolContext, "callId" | "signal">;
 	/** Defaults to: the repaired transcript, the system prompt and every tool definition. */
 	buildRequest?: RequestBuilder;
+	/** The session's repeat guard (one per session, shared by its turns). */
+	guard?: RepeatGuard;
+	/** Whether a call's result still reaches the model verbatim (the context engine may have replaced it). */
+	isVisible?: (callId: string) => boolean;
 }
 
 /**
@@ -55,6 +60,7 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<AgentEvent>
 		}));
 
 	let round = options.firstRound;
+	options.guard?.startTurn();
 	yield { type: "turn.started", round };
 	messages.push(options.input);
 	yield { type: "message", round, message: options.input };
@@ -102,11 +108,12 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<AgentEvent>
 
 		for (const call of calls) yield { type: "tool.call", id: call.id, name: call.name, arguments: call.arguments };
 		const loadedBefore = options.toolset.loaded.length;
-		const results = await runCalls(calls, options);
+		const verdicts = await runCalls(calls, options);
 		for (const tool of options.toolset.loaded.slice(loadedBefore)) {
 			yield { type: "decision", round, kind: "tool-load", body: { tool } };
 		}
-		for (const [index, result] of results.entries()) {
+		for (const [index, { result, loopSuspected }] of verdicts.entries()) {
+			if (loopSuspected) yield { type: "loop.suspected", ...loopSuspected };
 			const call = calls[index] as ToolCall;
 			const message: ToolResultMessage = {
 				role: "tool",
@@ -136,9 +143,10 @@ async function* done(stopReason: TurnStopReason, rounds: number): AsyncGenerator
 }
 
 /** Runs the calls of one assistant message: all at once when every one is read-only, else one after another. */
-async function runCalls(calls: ToolCall[], options: TurnOptions): Promise<ToolResult[]> {
+async function runCalls(calls: ToolCall[], options: TurnOptions): Promise<GuardVerdict[]> {
 	const { toolset } = options;
-	const runOne = async (call: ToolCall): Promise<ToolResult> => {
+	const isVisible = options.isVisible ?? (() => true);
+	const runOne = async (call: ToolCall): Promise<GuardVerdict> => {
 		const tool = toolset.get(call.name);
 		if (!tool) {
 			const names = toolset
@@ -146,26 +154,33 @@ async function runCalls(calls: ToolCall[], options: TurnOptions): Promise<ToolRe
 				.map((known) => known.name)
 				.join(", ");
 			return {
-				ok: false,
-				errorCode: "unknown_tool",
-				content: `unknown tool "${call.name}"; the tools you can call are: ${names} (and the deferred ones tool_search loads)`,
+				result: {
+					ok: false,
+					errorCode: "unknown_tool",
+					content: `unknown tool "${call.name}"; the tools you can call are: ${names} (and the deferred ones tool_search loads)`,
+				},
 			};
 		}
-		if (options.signal.aborted) return { ok: false, errorCode: "aborted", content: "not run: the turn was aborted" };
+		if (options.signal.aborted) {
+			return { result: { ok: false, errorCode: "aborted", content: "not run: the turn was aborted" } };
+		}
 		// A deferred tool called by name without tool_search runs, and stays loaded from now on.
 		const selfLoaded = toolset.isDeferred(tool) && toolset.load(tool.name);
-		const result = await tool.execute(call.arguments, {
-			...options.toolContext,
-			callId: call.id,
-			signal: options.signal,
-		});
-		return selfLoaded ? { ...result, content: `${result.content}\n\nloaded ${tool.name} for this session` } : result;
+		const context = { ...options.toolContext, callId: call.id, signal: options.signal };
+		const verdict = options.guard
+			? await guardedExecute(options.guard, tool, { ...call, source: tool.source }, context, isVisible)
+			: { result: await tool.execute(call.arguments, context) };
+		if (!selfLoaded) return verdict;
+		return {
+			...verdict,
+			result: { ...verdict.result, content: `${verdict.result.content}\n\nloaded ${tool.name} for this session` },
+		};
 	};
 	const parallel = calls.every((call) => toolset.get(call.name)?.readOnly === true);
 	if (parallel) return Promise.all(calls.map(runOne));
-	const results: ToolResult[] = [];
-	for (const call of calls) results.push(await runOne(call));
-	return results;
+	const verdicts: GuardVerdict[] = [];
+	for (const call of calls) verdicts.push(await runOne(call));
+	return verdicts;
 }
 
 /** A user message from plain text. */

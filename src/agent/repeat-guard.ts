@@ -98,9 +98,14 @@ export class RepeatGuard {
 		this.cwd = options.cwd;
 	}
 
-	/** A new user turn: loop suspicion may be reported once more. */
+	/** A new user turn: streaks and the loop window restart, and loop suspicion may be reported once more. */
 	startTurn(): void {
+		// A new prompt from the person is a change of course: streaks and the loop window start again
+		// (the warning says "this turn"). Read stubs and scan results stay: files and outputs are still current.
 		this.loopReported = false;
+		this.window = [];
+		this.lastSignature = undefined;
+		this.streak = 0;
 	}
 
 	/**

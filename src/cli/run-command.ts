@@ -3,6 +3,7 @@ import { join, resolve } from "node:path";
 import type { TurnStopReason } from "../agent/events.js";
 import { userText } from "../agent/loop.js";
 import { systemPrompt } from "../agent/prompt.js";
+import { RepeatGuard } from "../agent/repeat-guard.js";
 import { createProvider } from "../llm/registry.js";
 import { DetailedLog } from "../session/detailed-log.js";
 import { loadSessionState, runSessionTurn } from "../session/runner.js";
@@ -75,6 +76,7 @@ export async function runCommand(prompt: string, flags: RunFlags, output: Output
 				log,
 				provider,
 				toolset,
+				guard: new RepeatGuard({ enabled: settings.tools.repeatGuard, cwd }),
 				system: systemPrompt({
 					cwd,
 					date: new Date().toISOString().slice(0, 10),

@@ -56,9 +56,7 @@ describe("tool_search", () => {
 		const search = toolset.get("tool_search")!;
 		const result = await search.execute(JSON.stringify({ query: "select:git_diff" }), context);
 		expect(result.content).toContain("Loaded 1 tool(s) for this session");
-		expect(result.content).toContain(
-			'input schema: {"properties":{"url":{"type":"string"}},"type":"object"}',
-		);
+		expect(result.content).toContain('input schema: {"properties":{"url":{"type":"string"}},"type":"object"}');
 		expect(toolset.loaded).toEqual(["git_diff"]);
 		const none = await search.execute(JSON.stringify({ query: "zebra" }), context);
 		expect(none.ok).toBe(true);

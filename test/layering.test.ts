@@ -33,7 +33,8 @@ function layerOf(root: string, file: string): string | undefined {
 /** Every relative import target in a file (static, dynamic and re-exports). */
 function importsOf(text: string): string[] {
 	const found: string[] = [];
-	const pattern = /(?:import|export)\s[^'"]*?from\s*["'](\.[^"']+)["']|import\s*\(\s*["'](\.[^"']+)["']\s*\)|import\s*["'](\.[^"']+)["']/g;
+	const pattern =
+		/(?:import|export)\s[^'"]*?from\s*["'](\.[^"']+)["']|import\s*\(\s*["'](\.[^"']+)["']\s*\)|import\s*["'](\.[^"']+)["']/g;
 	for (const match of text.matchAll(pattern)) found.push((match[1] ?? match[2] ?? match[3]) as string);
 	return found;
 }

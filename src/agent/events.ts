@@ -45,6 +45,16 @@ export type AgentEvent =
 	/** A decision the session must remember (stored in its ledger): e.g. a deferred tool loaded for the session. */
 	| { type: "decision"; round: number; kind: string; body: Record<string, unknown> }
 	| { type: "loop.suspected"; tool: string; count: number }
+	/** A context-engine pass replaced stale tool output before this round's request. */
+	| {
+			type: "elision";
+			round: number;
+			kind: string;
+			count: number;
+			reclaimedBytes: number;
+			toolResultBytesAfter: number;
+	  }
+	| { type: "warning"; message: string }
 	| { type: "turn.done"; stopReason: TurnStopReason; rounds: number }
 	| { type: "error"; message: string; kind?: ProviderError["kind"] };
 

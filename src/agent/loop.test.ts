@@ -149,7 +149,12 @@ describe("runTurn", () => {
 
 	it("answers a call left without a result in the history before sending", async () => {
 		const provider = scriptedProvider([answer("resumed")]);
-		await run(provider, { history: [userText("first"), answer("", call("lost", "look", { label: "x" }))] });
+		await run(provider, {
+			history: [
+				{ message: userText("first"), round: 1 },
+				{ message: answer("", call("lost", "look", { label: "x" })), round: 1 },
+			],
+		});
 		expect(provider.requests[0]!.messages[2]).toMatchObject({ role: "tool", toolCallId: "lost", isError: true });
 	});
 

@@ -1,7 +1,10 @@
-import { repairTranscript } from "../context/transcript.js";
+import { capToolResult } from "../context/cap.js";
+import type { Entry } from "../context/ledger.js";
+import { DEFAULT_CONTEXT_SETTINGS } from "../context/settings.js";
+import { utf8Bytes } from "../llm/text.js";
 import type {
+	AssistantMessage,
 	ContentPart,
-	Message,
 	ModelRequest,
 	Provider,
 	SystemSegment,
@@ -10,22 +13,21 @@ import type {
 	Usage,
 	UserMessage,
 } from "../llm/types.js";
+import { writeSpill } from "../tools/spill.js";
 import type { ToolContext } from "../tools/tool.js";
 import type { Toolset } from "../tools/toolset.js";
+import { ContextPipeline } from "./context-pipeline.js";
 import type { AgentEvent, TurnStopReason } from "./events.js";
-import { measureRequest } from "./measure.js";
+import { measureRequest, measureSystem, measureTools } from "./measure.js";
 import { type GuardVerdict, guardedExecute, type RepeatGuard } from "./repeat-guard.js";
-
-/** Builds the request for one round from the transcript; the context engine plugs in here. */
-export type RequestBuilder = (input: { messages: Message[]; round: number }) => ModelRequest;
 
 export interface TurnOptions {
 	provider: Provider;
 	/** Every tool of the session; which ones are sent each round is the toolset's decision. */
 	toolset: Toolset;
 	system: SystemSegment[];
-	/** The session's transcript before this turn. */
-	history: Message[];
+	/** The session's transcript before this turn, each message with its round. */
+	history: Entry[];
 	/** The new prompt. */
 	input: UserMessage;
 	sessionId: string;
@@ -35,12 +37,10 @@ export interface TurnOptions {
 	signal: AbortSignal;
 	/** Everything a tool gets besides its call id and the abort signal. */
 	toolContext: Omit<ToolContext, "callId" | "signal">;
-	/** Defaults to: the repaired transcript, the system prompt and every tool definition. */
-	buildRequest?: RequestBuilder;
+	/** The session's context engine (one per session, holding its ledger); default: policy "off". */
+	context?: ContextPipeline;
 	/** The session's repeat guard (one per session, shared by its turns). */
 	guard?: RepeatGuard;
-	/** Whether a call's result still reaches the model verbatim (the context engine may have replaced it). */
-	isVisible?: (callId: string) => boolean;
 }
 
 /**
@@ -50,19 +50,14 @@ export interface TurnOptions {
  * next request, so a consumer that persists those events can always resume; ends with exactly one `turn.done`.
  */
 export async function* runTurn(options: TurnOptions): AsyncGenerator<AgentEvent> {
-	const messages: Message[] = [...options.history];
-	const build: RequestBuilder =
-		options.buildRequest ??
-		(({ messages: transcript }) => ({
-			system: options.system,
-			tools: options.toolset.definitions(),
-			messages: repairTranscript(transcript),
-		}));
+	const entries: Entry[] = [...options.history];
+	const context = options.context ?? new ContextPipeline({ ...DEFAULT_CONTEXT_SETTINGS, policy: "off" });
+	const tiers = Object.fromEntries(options.toolset.all.map((tool) => [tool.name, { readOnly: tool.readOnly }]));
 
 	let round = options.firstRound;
 	options.guard?.startTurn();
 	yield { type: "turn.started", round };
-	messages.push(options.input);
+	entries.push({ message: options.input, round });
 	yield { type: "message", round, message: options.input };
 
 	for (let used = 0; ; used++) {
@@ -70,12 +65,15 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<AgentEvent>
 		if (used >= options.maxToolRounds) return yield* done("max_rounds", used);
 		round = options.firstRound + used;
 
-		const request = build({ messages, round });
+		const tools = options.toolset.definitions();
+		const fixedTokens = measureSystem(options.system).tokens + measureTools(tools).tokens;
+		const built = context.build(entries, round, { fixedTokens, tools: tiers });
+		for (const event of built.events) yield event;
+		options.guard?.forget(built.forgotten);
+		const request: ModelRequest = { system: options.system, tools, messages: built.messages };
 		yield { type: "context", report: measureRequest(request, round) };
 
-		let answer:
-			| { message: Extract<Message, { role: "assistant" }>; stopReason: TurnStopReason; usage: Usage }
-			| undefined;
+		let answer: { message: AssistantMessage; stopReason: TurnStopReason; usage: Usage } | undefined;
 		for await (const event of options.provider.stream(request, {
 			signal: options.signal,
 			sessionId: options.sessionId,
@@ -96,7 +94,8 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<AgentEvent>
 			return yield* done("error", used + 1);
 		}
 		yield { type: "usage", round, usage: answer.usage };
-		messages.push(answer.message);
+		context.observeUsage(answer.usage);
+		entries.push({ message: answer.message, round });
 		yield { type: "message", round, message: answer.message };
 
 		const calls = answer.message.toolCalls;
@@ -115,11 +114,19 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<AgentEvent>
 		for (const [index, { result, loopSuspected }] of verdicts.entries()) {
 			if (loopSuspected) yield { type: "loop.suspected", ...loopSuspected };
 			const call = calls[index] as ToolCall;
+			const spillPath = typeof result.details?.spillPath === "string" ? result.details.spillPath : undefined;
+			const inserted = await capAtInsertion(
+				result.content,
+				call.name,
+				spillPath,
+				context.settings.toolResultMaxBytes,
+				options,
+			);
 			const message: ToolResultMessage = {
 				role: "tool",
 				toolCallId: call.id,
 				toolName: call.name,
-				content: result.content,
+				content: inserted.content,
 				isError: !result.ok,
 			};
 			yield {
@@ -131,11 +138,33 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<AgentEvent>
 				display: result.display,
 				errorCode: result.errorCode,
 			};
-			messages.push(message);
-			const spillPath = typeof result.details?.spillPath === "string" ? result.details.spillPath : undefined;
-			yield { type: "message", round, message, fullPath: spillPath };
+			entries.push({ message, round });
+			yield { type: "message", round, message, fullText: inserted.fullText, fullPath: inserted.fullPath };
 		}
 	}
+}
+
+/**
+ * The per-result cap (`context.toolResultMaxBytes`), applied once as a result enters the transcript so it never
+ * disturbs a cached prefix. The full text stays recoverable: in the tool's own spill file, or a new one.
+ */
+async function capAtInsertion(
+	content: string,
+	toolName: string,
+	spillPath: string | undefined,
+	maxBytes: number,
+	options: TurnOptions,
+): Promise<{ content: string; fullText?: string; fullPath?: string }> {
+	if (maxBytes <= 0 || utf8Bytes(content) <= maxBytes) return { content, fullPath: spillPath };
+	let fullPath = spillPath;
+	try {
+		fullPath ??= await writeSpill(options.toolContext.spillDir, content);
+	} catch {
+		fullPath = undefined;
+	}
+	const capped = capToolResult(content, { maxBytes, toolName, fullTextPath: fullPath });
+	// the store keeps every byte: the tool's own spill file when it wrote one, else the text itself
+	return spillPath ? { content: capped.content, fullPath: spillPath } : { content: capped.content, fullText: content };
 }
 
 async function* done(stopReason: TurnStopReason, rounds: number): AsyncGenerator<AgentEvent> {
@@ -145,7 +174,7 @@ async function* done(stopReason: TurnStopReason, rounds: number): AsyncGenerator
 /** Runs the calls of one assistant message: all at once when every one is read-only, else one after another. */
 async function runCalls(calls: ToolCall[], options: TurnOptions): Promise<GuardVerdict[]> {
 	const { toolset } = options;
-	const isVisible = options.isVisible ?? (() => true);
+	const isVisible = (callId: string) => options.context?.isVisible(callId) ?? true;
 	const runOne = async (call: ToolCall): Promise<GuardVerdict> => {
 		const tool = toolset.get(call.name);
 		if (!tool) {

@@ -1,20 +1,20 @@
 import { estimateTokens } from "../context/tokens.js";
-import type { Message, ModelRequest } from "../llm/types.js";
+import type { Message, ModelRequest, SystemSegment, ToolDefinition } from "../llm/types.js";
 import type { ContextReport, PartSize } from "./events.js";
 
-// Rendered size of each message, remembered per message object: a transcript's messages never change, so each is
-// measured once however many rounds re-send it.
-const measured = new WeakMap<Message, PartSize>();
+// Sizes are remembered per object: a transcript's messages, a session's system prompt and an unchanged tool list
+// are the same objects round after round, so each is measured once however many rounds re-send it.
+const measured = new WeakMap<object, PartSize>();
 
 function size(text: string): PartSize {
 	return { bytes: Buffer.byteLength(text), tokens: estimateTokens(text) };
 }
 
-function messageSize(message: Message): PartSize {
-	const known = measured.get(message);
+function remembered(key: object, render: () => string): PartSize {
+	const known = measured.get(key);
 	if (known) return known;
-	const result = size(JSON.stringify(message));
-	measured.set(message, result);
+	const result = size(render());
+	measured.set(key, result);
 	return result;
 }
 
@@ -24,16 +24,30 @@ function add(a: PartSize, b: PartSize): PartSize {
 
 const ZERO: PartSize = { bytes: 0, tokens: 0 };
 
-/** What a request carries, by part, in bytes and estimated tokens (tool results are a subset of messages). */
-export function measureRequest(request: ModelRequest, round: number): ContextReport {
-	const system = size(request.system.map((segment) => segment.text).join("\n\n"));
-	const tools = size(JSON.stringify(request.tools));
-	let messages = ZERO;
+export function measureSystem(system: readonly SystemSegment[]): PartSize {
+	return remembered(system, () => system.map((segment) => segment.text).join("\n\n"));
+}
+
+export function measureTools(tools: readonly ToolDefinition[]): PartSize {
+	return remembered(tools, () => JSON.stringify(tools));
+}
+
+/** Bytes and tokens of messages as JSON, and of the tool results among them. */
+export function measureMessages(messages: readonly Message[]): PartSize & { toolResults: PartSize } {
+	let total = ZERO;
 	let toolResults = ZERO;
-	for (const message of request.messages) {
-		const part = messageSize(message);
-		messages = add(messages, part);
+	for (const message of messages) {
+		const part = remembered(message, () => JSON.stringify(message));
+		total = add(total, part);
 		if (message.role === "tool") toolResults = add(toolResults, part);
 	}
+	return { ...total, toolResults };
+}
+
+/** What a request carries, by part, in bytes and estimated tokens (tool results are a subset of messages). */
+export function measureRequest(request: ModelRequest, round: number): ContextReport {
+	const system = measureSystem(request.system);
+	const tools = measureTools(request.tools);
+	const { toolResults, ...messages } = measureMessages(request.messages);
 	return { round, system, tools, messages, toolResults, total: add(add(system, tools), messages) };
 }

@@ -3,8 +3,9 @@ import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { builtinTools } from "../tools/builtin.js";
 import type { Output } from "./render.js";
-import { EXIT, runCommand, UsageError } from "./run-command.js";
+import { EXIT, runCommand } from "./run-command.js";
 import { exportSession, listSessions, showSession } from "./sessions-command.js";
+import { UsageError } from "./usage-error.js";
 
 const output: Output = {
 	out: (text) => process.stdout.write(text),

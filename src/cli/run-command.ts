@@ -1,9 +1,11 @@
 import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { ContextPipeline } from "../agent/context-pipeline.js";
 import type { TurnStopReason } from "../agent/events.js";
 import { userText } from "../agent/loop.js";
 import { systemPrompt } from "../agent/prompt.js";
 import { RepeatGuard } from "../agent/repeat-guard.js";
+import { modelInfo, parseModelId } from "../llm/models.js";
 import { createProvider } from "../llm/registry.js";
 import { DetailedLog } from "../session/detailed-log.js";
 import { loadSessionState, runSessionTurn } from "../session/runner.js";
@@ -11,8 +13,10 @@ import { SessionStore } from "../session/store.js";
 import { builtinTools } from "../tools/builtin.js";
 import { createToolSearch } from "../tools/tool-search.js";
 import { Toolset } from "../tools/toolset.js";
+import { contextSettingsFor } from "./context-settings.js";
 import { type Output, textRenderer } from "./render.js";
 import { loadSettings, SettingsError, snowpeaHome } from "./settings.js";
+import { UsageError } from "./usage-error.js";
 
 export interface RunFlags {
 	model?: string;
@@ -24,9 +28,6 @@ export interface RunFlags {
 
 /** Exit codes of `snowpea run`. */
 export const EXIT = { done: 0, stopped: 1, usage: 2, provider: 3, interrupted: 130 } as const;
-
-/** A usage or settings problem: one line, exit code 2. */
-export class UsageError extends Error {}
 
 /** Runs one headless task and returns the process exit code. */
 export async function runCommand(prompt: string, flags: RunFlags, output: Output): Promise<number> {
@@ -63,6 +64,12 @@ export async function runCommand(prompt: string, flags: RunFlags, output: Output
 			{ deferred: settings.tools.deferred, eager: settings.tools.eager },
 			state.loadedTools,
 		);
+		const parsedModel = parseModelId(modelId);
+		const model = modelInfo(parsedModel?.provider ?? "openai", parsedModel?.model ?? modelId, settings.models);
+		const engine = contextSettingsFor({ settings, model, home, cwd, sessionId: session.id });
+		for (const warning of engine.warnings) output.log(`warning: ${warning}\n`);
+		const context = new ContextPipeline(engine.settings, state.ledger);
+		context.restore(state.entries);
 		const log = settings.log.detailedPath
 			? DetailedLog.open(resolve(cwd, settings.log.detailedPath), session.id)
 			: undefined;
@@ -76,6 +83,7 @@ export async function runCommand(prompt: string, flags: RunFlags, output: Output
 				log,
 				provider,
 				toolset,
+				context,
 				guard: new RepeatGuard({ enabled: settings.tools.repeatGuard, cwd }),
 				system: systemPrompt({
 					cwd,

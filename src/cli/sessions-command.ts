@@ -2,8 +2,9 @@ import { join } from "node:path";
 import type { Message } from "../llm/types.js";
 import { type SessionInfo, SessionStore } from "../session/store.js";
 import type { Output } from "./render.js";
-import { findSession, UsageError } from "./run-command.js";
+import { findSession } from "./run-command.js";
 import { snowpeaHome } from "./settings.js";
+import { UsageError } from "./usage-error.js";
 
 function withStore<T>(action: (store: SessionStore) => T): T {
 	const store = SessionStore.open(join(snowpeaHome(), "state.db"));

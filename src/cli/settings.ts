@@ -30,8 +30,24 @@ export const SettingsSchema = z.object({
 		.object({
 			maxToolRounds: z.number().int().positive().default(500),
 			maxOutputTokens: z.number().int().positive().optional(),
+			pruneToolOutputs: z.boolean().optional(),
+			keepToolRounds: z.number().int().nonnegative().optional(),
 		})
 		.default({ maxToolRounds: 500 }),
+	context: z
+		.object({
+			policy: z.enum(["off", "rounds", "budget", "ratio", "mask", "clear"]).optional(),
+			toolResultMaxBytes: z.number().int().nonnegative().optional(),
+			historyBudgetBytes: z.number().int().nonnegative().optional(),
+			historyBudgetLowBytes: z.number().int().nonnegative().optional(),
+			keepRecentResults: z.number().int().nonnegative().optional(),
+			elisionSpillDir: z.string().optional(),
+			contextWindow: z.number().int().positive().optional(),
+			toolResultSnipRatio: z.number().gt(0).lte(1).optional(),
+			compactRatio: z.number().gt(0).lte(1).optional(),
+			exemptTools: z.array(z.string()).optional(),
+		})
+		.default({}),
 	tools: z
 		.object({
 			repeatGuard: z.boolean().default(true),

@@ -1,6 +1,7 @@
 import type { AgentEvent } from "../agent/events.js";
 import { runTurn, type TurnOptions } from "../agent/loop.js";
-import type { Message, UserMessage } from "../llm/types.js";
+import type { Decision, Entry, ReplaceDecision } from "../context/ledger.js";
+import type { UserMessage } from "../llm/types.js";
 import type { DetailedLog } from "./detailed-log.js";
 import type { SessionInfo, SessionStore } from "./store.js";
 
@@ -12,7 +13,10 @@ export interface SessionTurnOptions extends Omit<TurnOptions, "history" | "first
 }
 
 export interface SessionState {
-	messages: Message[];
+	/** The transcript, each message with its round. */
+	entries: Entry[];
+	/** The context engine's decisions so far (replacements), oldest first. */
+	ledger: Decision[];
 	/** The round the next request gets. */
 	nextRound: number;
 	/** Deferred tools loaded in this session, in load order. */
@@ -23,11 +27,19 @@ export interface SessionState {
 export function loadSessionState(store: SessionStore, sessionId: string): SessionState {
 	const stored = store.messages(sessionId);
 	const lastRound = stored.reduce((highest, entry) => Math.max(highest, entry.round), 0);
-	const loadedTools = store
-		.decisions(sessionId)
+	const decisions = store.decisions(sessionId);
+	const loadedTools = decisions
 		.filter((decision) => decision.kind === "tool-load" && typeof decision.body.tool === "string")
 		.map((decision) => decision.body.tool as string);
-	return { messages: stored.map((entry) => entry.message), nextRound: lastRound + 1, loadedTools };
+	const ledger = decisions
+		.filter((decision) => decision.kind === "replace")
+		.map((decision) => ({ ...decision.body, kind: "replace", round: decision.round }) as ReplaceDecision);
+	return {
+		entries: stored.map((entry) => ({ message: entry.message, round: entry.round })),
+		ledger,
+		nextRound: lastRound + 1,
+		loadedTools,
+	};
 }
 
 /**
@@ -38,13 +50,13 @@ export function loadSessionState(store: SessionStore, sessionId: string): Sessio
  */
 export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerator<AgentEvent> {
 	const { store, session, log } = options;
-	const { messages, nextRound } = loadSessionState(store, session.id);
+	const { entries, nextRound } = loadSessionState(store, session.id);
 	const started: AgentEvent = { type: "session.started", sessionId: session.id, resumed: options.resumed };
 	store.appendEvent(session.id, started);
 	yield started;
 	if (!session.title) store.updateSession(session.id, { title: titleOf(options.input.content) });
 	store.updateSession(session.id, { status: "running" });
-	for await (const event of runTurn({ ...options, history: messages, firstRound: nextRound, sessionId: session.id })) {
+	for await (const event of runTurn({ ...options, history: entries, firstRound: nextRound, sessionId: session.id })) {
 		if (event.type === "message") {
 			store.appendMessage(session.id, event.message, {
 				round: event.round,

@@ -1,0 +1,55 @@
+import type { Entry, ReplaceDecision, ReplaceReason } from "./ledger.js";
+import {
+	budgetPolicy,
+	clearPolicy,
+	maskPolicy,
+	offPolicy,
+	type Policy,
+	type PolicyState,
+	ratioPolicy,
+	roundsPolicy,
+} from "./policies.js";
+import { currentDecisions, liveToolResultBytes, originalBytes, placeholderBytes } from "./project.js";
+import type { ContextPolicy } from "./settings.js";
+
+const POLICIES: Record<ContextPolicy, Policy> = {
+	off: offPolicy,
+	rounds: roundsPolicy,
+	budget: budgetPolicy,
+	ratio: ratioPolicy,
+	mask: maskPolicy,
+	clear: clearPolicy,
+};
+
+/** What one pass changed, for the logs. Bytes are UTF-8 bytes of tool-result text. */
+export interface PolicyReport {
+	/** The reason of the decisions taken (one policy, one reason). */
+	kind: ReplaceReason;
+	/** How many results were replaced. */
+	count: number;
+	/** Tool-result bytes the request got smaller by. */
+	reclaimedBytes: number;
+	/** Live tool-result bytes with the new decisions applied. */
+	toolResultBytesAfter: number;
+}
+
+/**
+ * Runs the policy `state.settings.policy` once. The caller appends `decisions` to the ledger (after writing their
+ * spill files) and then projects. A pass with nothing new to do returns no decisions and no report: it changes
+ * nothing and logs nothing. Pure; never throws on a well-formed state.
+ */
+export function runPolicy(state: PolicyState): { decisions: ReplaceDecision[]; report: PolicyReport | undefined } {
+	const policy = POLICIES[state.settings.policy] ?? offPolicy;
+	const decisions = policy(state);
+	const first = decisions[0];
+	if (!first) return { decisions, report: undefined };
+	const current = currentDecisions(state.entries, state.ledger, state.round);
+	let reclaimedBytes = 0;
+	for (const decision of decisions) {
+		const shown = current[decision.entry];
+		const before = shown ? placeholderBytes(shown) : originalBytes(state.entries[decision.entry] as Entry);
+		reclaimedBytes += before - decision.bytesAfter;
+	}
+	const toolResultBytesAfter = liveToolResultBytes(state.entries, state.ledger, state.round) - reclaimedBytes;
+	return { decisions, report: { kind: first.reason, count: decisions.length, reclaimedBytes, toolResultBytesAfter } };
+}

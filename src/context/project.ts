@@ -1,0 +1,136 @@
+import { utf8Bytes } from "../llm/text.js";
+import type { Message, ToolResultMessage } from "../llm/types.js";
+import type { Decision, Entry, ReplaceDecision } from "./ledger.js";
+import { repairTranscript } from "./transcript.js";
+
+// The projection: transcript ⊕ ledger → the messages of one request. Pure: the result depends only on the
+// arguments. Work is remembered per transcript array so that building round N+1 after round N only looks at the
+// entries and decisions appended since; a different array, a shorter one or an earlier round starts afresh.
+// Both arrays are append-only: an element once passed must never change.
+
+/** Which decision each entry shows, extended in place as the transcript and the ledger grow. */
+interface Build {
+	ledger: readonly Decision[];
+	round: number;
+	entryCount: number;
+	decisionCount: number;
+	/** Ledger indices not applicable yet: taken after `round`, or for an entry beyond `entryCount`. */
+	waiting: number[];
+	/** Per entry, the ledger index of the decision it shows (-1: the original). */
+	chosen: number[];
+	/** Per entry, the message as the model sees it. */
+	rendered: Message[];
+	/** UTF-8 bytes of tool-result text as shown. */
+	liveBytes: number;
+}
+
+const builds = new WeakMap<readonly Entry[], Build>();
+const originalSizes = new WeakMap<Entry, number>();
+const placeholderSizes = new WeakMap<ReplaceDecision, number>();
+const renderedMessages = new WeakMap<Entry, { decision: ReplaceDecision; message: ToolResultMessage }>();
+
+/**
+ * The messages of the request for `round`: each entry's message, with the text of every replaced tool result
+ * swapped for its placeholder (role, call id, tool name and error flag stay), then repairTranscript.
+ * Which decision applies: among the entry's decisions taken at or before `round` whose placeholder is smaller than
+ * what the entry would show otherwise, the smallest — the earliest of equals. So a later decision supersedes an
+ * earlier one only when its placeholder is smaller, and a decision that would grow the request never applies.
+ * Decisions for unknown entries or for entries that are not tool results are ignored. Never mutates its input;
+ * returns a new array (replaced messages are frozen and shared between calls).
+ */
+export function project(entries: readonly Entry[], ledger: readonly Decision[], round: number): Message[] {
+	return repairTranscript(build(entries, ledger, round).rendered);
+}
+
+/** Per entry, the decision it shows in the request for `round` (undefined: the original). */
+export function currentDecisions(
+	entries: readonly Entry[],
+	ledger: readonly Decision[],
+	round: number,
+): (ReplaceDecision | undefined)[] {
+	return build(entries, ledger, round).chosen.map((index) =>
+		index < 0 ? undefined : (ledger[index] as ReplaceDecision),
+	);
+}
+
+/** UTF-8 bytes of every tool result's text as shown in the request for `round` (orphans included). */
+export function liveToolResultBytes(entries: readonly Entry[], ledger: readonly Decision[], round: number): number {
+	return build(entries, ledger, round).liveBytes;
+}
+
+/** UTF-8 bytes of an entry's original text (0 for messages that are not tool results). */
+export function originalBytes(entry: Entry): number {
+	let size = originalSizes.get(entry);
+	if (size === undefined) {
+		size = entry.message.role === "tool" ? utf8Bytes(entry.message.content) : 0;
+		originalSizes.set(entry, size);
+	}
+	return size;
+}
+
+/** UTF-8 bytes of a decision's placeholder. */
+export function placeholderBytes(decision: ReplaceDecision): number {
+	let size = placeholderSizes.get(decision);
+	if (size === undefined) {
+		size = utf8Bytes(decision.placeholder);
+		placeholderSizes.set(decision, size);
+	}
+	return size;
+}
+
+function build(entries: readonly Entry[], ledger: readonly Decision[], round: number): Build {
+	let state = builds.get(entries);
+	const reusable =
+		state !== undefined &&
+		state.ledger === ledger &&
+		round >= state.round &&
+		entries.length >= state.entryCount &&
+		ledger.length >= state.decisionCount;
+	if (!state || !reusable) {
+		state = { ledger, round, entryCount: 0, decisionCount: 0, waiting: [], chosen: [], rendered: [], liveBytes: 0 };
+		builds.set(entries, state);
+	}
+	extend(state, entries, round);
+	return state;
+}
+
+function extend(state: Build, entries: readonly Entry[], round: number): void {
+	for (let index = state.entryCount; index < entries.length; index++) {
+		const entry = entries[index] as Entry;
+		state.chosen.push(-1);
+		state.rendered.push(entry.message);
+		state.liveBytes += originalBytes(entry);
+	}
+	state.entryCount = entries.length;
+	state.round = round;
+
+	const pending = state.waiting;
+	for (let index = state.decisionCount; index < state.ledger.length; index++) pending.push(index);
+	state.decisionCount = state.ledger.length;
+	state.waiting = [];
+	for (const index of pending) {
+		const decision = state.ledger[index] as Decision;
+		if (decision.kind !== "replace" || !Number.isInteger(decision.entry) || decision.entry < 0) continue;
+		if (decision.round > round || decision.entry >= entries.length) {
+			state.waiting.push(index);
+			continue;
+		}
+		const entry = entries[decision.entry] as Entry;
+		if (entry.message.role !== "tool") continue;
+		const current = state.chosen[decision.entry] as number;
+		const shown = current < 0 ? originalBytes(entry) : placeholderBytes(state.ledger[current] as ReplaceDecision);
+		const size = placeholderBytes(decision);
+		if (size > shown || (size === shown && (current < 0 || index > current))) continue;
+		state.chosen[decision.entry] = index;
+		state.rendered[decision.entry] = render(entry, decision);
+		state.liveBytes += size - shown;
+	}
+}
+
+function render(entry: Entry, decision: ReplaceDecision): ToolResultMessage {
+	const known = renderedMessages.get(entry);
+	if (known?.decision === decision) return known.message;
+	const message = Object.freeze({ ...(entry.message as ToolResultMessage), content: decision.placeholder });
+	renderedMessages.set(entry, { decision, message });
+	return message;
+}

@@ -32,14 +32,18 @@ export function measureTools(tools: readonly ToolDefinition[]): PartSize {
 	return remembered(tools, () => JSON.stringify(tools));
 }
 
-/** Bytes and tokens of messages as JSON, and of the tool results among them. */
+/**
+ * Bytes and tokens of messages as JSON, and of the tool results among them (their text's UTF-8 bytes — the figure
+ * the context engine's budget counts — and the tokens of those messages).
+ */
 export function measureMessages(messages: readonly Message[]): PartSize & { toolResults: PartSize } {
 	let total = ZERO;
 	let toolResults = ZERO;
 	for (const message of messages) {
 		const part = remembered(message, () => JSON.stringify(message));
 		total = add(total, part);
-		if (message.role === "tool") toolResults = add(toolResults, part);
+		if (message.role === "tool")
+			toolResults = add(toolResults, { bytes: Buffer.byteLength(message.content), tokens: part.tokens });
 	}
 	return { ...total, toolResults };
 }

@@ -2,6 +2,7 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { builtinTools } from "../tools/builtin.js";
+import { benchCommand } from "./bench-command.js";
 import type { Output } from "./render.js";
 import { EXIT, runCommand } from "./run-command.js";
 import { exportSession, listSessions, showSession } from "./sessions-command.js";
@@ -52,6 +53,19 @@ function program(setExit: (code: number) => void): Command {
 		.argument("<id>", "session id or a unique prefix")
 		.option("--format <format>", "jsonl or md", "jsonl")
 		.action((id: string, flags: { format: string }) => exportSession(id, flags.format, output));
+
+	root
+		.command("bench")
+		.description("replay recorded agent runs under each context policy and price them (offline, no API key)")
+		.argument("[paths...]", "trajectory files or directories of *.jsonl (default: the bundled corpus)")
+		.option("--policy <names>", "comma-separated policies to compare (off and oracle are always shown)")
+		.option("--prices <sheet>", "price sheet: anthropic, openai or deepseek", "anthropic")
+		.option("--window <tokens>", "context window in tokens, for the ratio policy", "200000")
+		.option("--json", "print the report as JSON")
+		.option("--html <file>", "also write a self-contained page with per-round charts")
+		.action((paths: string[], flags) => {
+			setExit(benchCommand(paths, flags, output));
+		});
 
 	const tools = root.command("tools").description("inspect the tools the model can use");
 	tools

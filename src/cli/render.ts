@@ -47,6 +47,10 @@ export function textRenderer(output: Output): (event: AgentEvent) => void {
 					`retrying in ${Math.round(event.delayMs / 100) / 10}s (attempt ${event.attempt}): ${event.reason}\n`,
 				);
 				return;
+			case "warning":
+				endLine();
+				output.log(`warning: ${event.message}\n`);
+				return;
 			case "loop.suspected":
 				output.log(`loop suspected: ${event.tool} ×${event.count}\n`);
 				return;

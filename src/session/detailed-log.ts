@@ -16,7 +16,8 @@ import type { AgentEvent } from "../agent/events.js";
  * The detailed request log (llm.jsonl): one JSON object per line, `seq` strictly increasing across every writer
  * of the same file, also across restarts (the next seq continues from the file's last line).
  * Per round: a `request` event (round, request_bytes, tool_result_bytes, estimated_tokens) and a `response` event
- * (round, input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, tool_result_bytes).
+ * (round, input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, tool_result_bytes), and an `elision`
+ * event (round, kind, count, reclaimed_bytes, tool_result_bytes after) for every context pass that changed something.
  */
 export class DetailedLog {
 	private seq: number;
@@ -55,6 +56,15 @@ export class DetailedLog {
 				request_bytes: event.report.total.bytes,
 				tool_result_bytes: event.report.toolResults.bytes,
 				estimated_tokens: event.report.total.tokens,
+			});
+		} else if (event.type === "elision") {
+			this.toolResultBytes = event.toolResultBytesAfter;
+			this.write("elision", {
+				round: event.round,
+				kind: event.kind,
+				count: event.count,
+				reclaimed_bytes: event.reclaimedBytes,
+				tool_result_bytes: event.toolResultBytesAfter,
 			});
 		} else if (event.type === "usage") {
 			this.write("response", {

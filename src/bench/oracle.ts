@@ -118,7 +118,9 @@ function promptCost(
 	}
 	const cacheWrite = sheet.explicitWrites && tokens >= sheet.minCacheTokens ? tokens - cacheRead : 0;
 	const uncached = tokens - cacheRead - cacheWrite;
-	return ((cacheRead * sheet.cacheReadMultiplier + cacheWrite * sheet.cacheWriteMultiplier + uncached) * sheet.input) / 1e6;
+	return (
+		((cacheRead * sheet.cacheReadMultiplier + cacheWrite * sheet.cacheWriteMultiplier + uncached) * sheet.input) / 1e6
+	);
 }
 
 /**
@@ -148,6 +150,7 @@ export function replaySchedule(
 			cacheRead: priced.cacheRead,
 			cacheWrite: priced.cacheWrite,
 			uncached: priced.uncached,
+			output: context.outputTokens[round - 1] as number,
 			cost: priced.cost,
 			rewrite: rewritesHistory(previous, segments),
 			kept: recall.kept,

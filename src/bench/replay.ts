@@ -20,7 +20,9 @@ export interface RequestFigures {
 	cacheRead: number;
 	cacheWrite: number;
 	uncached: number;
-	/** Prompt cost plus the output tokens of the assistant message that answered it. */
+	/** Tokens of the assistant message that answered it (the same under every policy). */
+	output: number;
+	/** Prompt cost plus the cost of `output`. */
 	cost: number;
 	/** The request changed something the previous request sent (see rewritesHistory). */
 	rewrite: boolean;
@@ -134,6 +136,7 @@ export function replayPolicy(
 			cacheRead: priced.cacheRead,
 			cacheWrite: priced.cacheWrite,
 			uncached: priced.uncached,
+			output: context.outputTokens[index] as number,
 			cost: priced.cost,
 			rewrite: rewritesHistory(previous, segments),
 			kept: recall.kept,

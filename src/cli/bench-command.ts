@@ -1,6 +1,12 @@
 import { existsSync, statSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { BENCH_POLICIES, type BenchPolicy, DEFAULT_BENCH_WINDOW, ORACLE, selectPolicies } from "../bench/bench-policies.js";
+import {
+	BENCH_POLICIES,
+	type BenchPolicy,
+	DEFAULT_BENCH_WINDOW,
+	ORACLE,
+	selectPolicies,
+} from "../bench/bench-policies.js";
 import { benchHtml } from "../bench/html.js";
 import { benchJson, formatReport } from "../bench/report.js";
 import { runBench } from "../bench/run-bench.js";
@@ -46,7 +52,9 @@ function plan(paths: readonly string[], flags: BenchFlags): BenchPlan {
 	const selected = selectPolicies(["off", ...new Set(names.filter((name) => name !== "off"))]);
 	if ("unknown" in selected) {
 		const known = [...BENCH_POLICIES.map((policy) => policy.name), ORACLE].join(", ");
-		throw new UsageError(`--policy: unknown ${selected.unknown.map((name) => `"${name}"`).join(", ")} (known: ${known})`);
+		throw new UsageError(
+			`--policy: unknown ${selected.unknown.map((name) => `"${name}"`).join(", ")} (known: ${known})`,
+		);
 	}
 	const chosen = paths.length > 0 ? [...paths] : [defaultCorpusDirectory()];
 	for (const path of chosen) {

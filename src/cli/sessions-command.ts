@@ -67,7 +67,11 @@ function header(session: SessionInfo): string {
 function textOf(message: Message): string {
 	if (message.role === "assistant") return message.text;
 	if (message.role === "tool") return message.content;
-	return message.content.map((part) => (part.type === "text" ? part.text : `[image ${part.mime}]`)).join("\n");
+	return message.content
+		.map((part) =>
+			part.type === "text" ? part.text : part.type === "image-ref" ? part.marker : `[image ${part.mime}]`,
+		)
+		.join("\n");
 }
 
 function brief(message: Message): string {

@@ -40,6 +40,12 @@ describe("resolveContextSettings", () => {
 		expect(chosen.settings.policy).toBe("mask");
 	});
 
+	it("warns when the budget policy has no budget", () => {
+		expect(resolve({}, { policy: "budget" }, true).warnings).toEqual([
+			'context.policy is "budget" but no history budget is set; nothing will be elided',
+		]);
+	});
+
 	it("P2: the spill directory comes from the base, 'off' disables it, a custom directory is used as given", () => {
 		expect(resolve({}, { spillDir: "/home/u/.snowpea/spill/s1" }).settings.spillDir).toBe("/home/u/.snowpea/spill/s1");
 		expect(resolve({ CONTEXT_ELISION_SPILL_DIR: "off" }, { spillDir: "/a" }).settings.spillDir).toBe("off");

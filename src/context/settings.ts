@@ -134,6 +134,9 @@ export function resolveContextSettings(input: {
 	}
 	settings.historyBudgetLowBytes = lowWaterMark(settings.historyBudgetBytes, settings.historyBudgetLowBytes);
 	if (input.policyExplicit !== true && settings.historyBudgetBytes > 0) settings.policy = "budget";
+	if (settings.policy === "budget" && settings.historyBudgetBytes === 0) {
+		warnings.push('context.policy is "budget" but no history budget is set; nothing will be elided');
+	}
 
 	for (const key of ["toolResultSnipRatio", "compactRatio"] as const) {
 		const value = settings[key];

@@ -432,8 +432,9 @@ function toWireBlocks(message: Message): WireBlock[] {
 					const source: Base64ImageSource = { type: "base64", media_type: part.mime, data: part.data };
 					return [{ type: "image", source }];
 				}
-				// Anthropic rejects empty text blocks.
-				return part.text === "" ? [] : [{ type: "text", text: part.text }];
+				// An image reference the agent did not resolve travels as its marker; Anthropic rejects empty text blocks.
+				const text = part.type === "image-ref" ? part.marker : part.text;
+				return text === "" ? [] : [{ type: "text", text }];
 			});
 		case "assistant": {
 			const blocks: WireBlock[] = [];

@@ -182,12 +182,12 @@ function toWireUserContent(parts: ContentPart[]): string | ChatCompletionContent
 	const [first] = parts;
 	if (parts.length === 0) return "";
 	if (parts.length === 1 && first?.type === "text") return first.text;
-	return parts.map(
-		(part): ChatCompletionContentPart =>
-			part.type === "text"
-				? { type: "text", text: part.text }
-				: { type: "image_url", image_url: { url: `data:${part.mime};base64,${part.data}` } },
-	);
+	return parts.map((part): ChatCompletionContentPart => {
+		if (part.type === "text") return { type: "text", text: part.text };
+		// an image reference the agent did not resolve travels as its marker
+		if (part.type === "image-ref") return { type: "text", text: part.marker };
+		return { type: "image_url", image_url: { url: `data:${part.mime};base64,${part.data}` } };
+	});
 }
 
 // ---------------------------------------------------------------------------------------------------------------

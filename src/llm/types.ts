@@ -17,7 +17,32 @@ export interface ImagePart {
 	data: string;
 }
 
-export type ContentPart = TextPart | ImagePart;
+/**
+ * An image as the transcript keeps it: a reference to a file in the session's attachment store, never base64.
+ * The agent turns it into an ImagePart (reading the bytes again) or into its text marker for each request;
+ * adapters that meet one send the marker as text.
+ */
+export interface ImageRefPart {
+	type: "image-ref";
+	ref: ImageRef;
+	/** Short text standing for the image where it cannot be sent, e.g. "[image: shot.png 1280×800 image/png (210 KB)]". */
+	marker: string;
+}
+
+/** A stored image: the attachment store's downscaled copy (the user's file is never rewritten). */
+export interface ImageRef {
+	name: string;
+	mime: ImageMime;
+	/** Bytes of the stored copy. */
+	bytes: number;
+	sha256: string;
+	/** Absolute path of the stored copy. */
+	path: string;
+	width: number;
+	height: number;
+}
+
+export type ContentPart = TextPart | ImagePart | ImageRefPart;
 
 /**
  * A call the model asked for. `arguments` is the raw JSON text exactly as the model produced it:

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { ToolDefinition } from "../llm/types.js";
+import type { ImageRef, ToolDefinition } from "../llm/types.js";
 
 /** What a tool may touch; permission modes decide from this which calls need approval. */
 export type Permission = "read" | "write" | "exec" | "network";
@@ -33,6 +33,8 @@ export interface ToolResult {
 	display?: string;
 	errorCode?: string;
 	details?: Record<string, unknown>;
+	/** Images the model should see: the loop attaches them in a user message after this round's results. */
+	images?: ImageRef[];
 }
 
 /** A tool as the rest of snowpea sees it: arguments arrive as raw JSON text. */

@@ -74,8 +74,8 @@ function synthesize(): Entry[][] {
 	const size = () => {
 		const roll = next();
 		if (roll < 0.7) return 100 + Math.floor(next() * 2900);
-		if (roll < 0.95) return 3000 + Math.floor(next() * 12_000);
-		return 15_000 + Math.floor(next() * 65_000);
+		if (roll < 0.95) return 3000 + Math.floor(next() * 9000);
+		return 15_000 + Math.floor(next() * 50_000);
 	};
 	const rounds: Entry[][] = [];
 	for (let round = 1; round <= ROUNDS; round++) {

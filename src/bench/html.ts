@@ -1,5 +1,5 @@
 import type { BenchJson } from "./report.js";
-import { formatTable, reportFooter } from "./report.js";
+import { formatTable, plural, reportFooter } from "./report.js";
 import type { BenchResult } from "./run-bench.js";
 
 // `snowpea bench --html FILE`: one self-contained page (no external assets, works offline) with the summary table
@@ -55,15 +55,17 @@ svg text{font-size:11px;fill:#555}
 const SCRIPT = `
 const data = JSON.parse(document.getElementById("bench-data").textContent);
 const colours = ["#444","#1f77b4","#2ca02c","#9467bd","#d62728","#ff7f0e","#17becf","#8c564b","#e377c2"];
+const reference = (p) => (data.policies[p] === "off" || data.policies[p] === "oracle" ? 1 : 0);
 const select = document.getElementById("trajectory");
 data.files.forEach((f, i) => { const o = document.createElement("option"); o.value = i; o.textContent = f.file + " (" + f.rounds + " rounds)"; select.appendChild(o); });
 document.getElementById("legend").innerHTML = data.policies.map((p, i) =>
-  '<span><i style="background:' + colours[i % colours.length] + '"></i>' + p + '</span>').join("");
+  '<span><i style="background:' + colours[i % colours.length] + '"></i>' + p + (reference(i) ? " (dashed)" : "") + '</span>').join("");
 function chart(id, lines, format, maxOverride) {
   const W = 1000, H = 260, L = 70, R = 12, T = 12, B = 28;
   let n = 0, max = 0;
   for (const line of lines) { n = Math.max(n, line.length); for (const v of line) max = Math.max(max, v); }
   if (maxOverride !== undefined) max = maxOverride;
+  else if (max > 0) { const raw = max / 4, unit = Math.pow(10, Math.floor(Math.log10(raw))); max = 4 * unit * ([1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10].find((m) => m * unit >= raw) || 10); }
   if (max <= 0) max = 1;
   const x = (i) => L + (n <= 1 ? 0 : (i * (W - L - R)) / (n - 1));
   const y = (v) => T + (H - T - B) * (1 - v / max);
@@ -75,11 +77,14 @@ function chart(id, lines, format, maxOverride) {
   }
   const step = Math.max(1, Math.ceil(n / 10));
   for (let i = 0; i < n; i += step) svg += '<text x="' + x(i) + '" y="' + (H - 8) + '" text-anchor="middle">' + (i + 1) + '</text>';
-  lines.forEach((line, p) => {
-    if (!line.length) return;
+  // reference lines (off, oracle) dashed and drawn last, so that no policy hides them
+  const order = lines.map((_, p) => p).sort((a, b) => reference(a) - reference(b));
+  for (const p of order) {
+    const line = lines[p];
+    if (!line.length) continue;
     const points = line.map((v, i) => x(i).toFixed(1) + "," + y(v).toFixed(1)).join(" ");
-    svg += '<polyline fill="none" stroke-width="1.6" stroke="' + colours[p % colours.length] + '" points="' + points + '"><title>' + data.policies[p] + '</title></polyline>';
-  });
+    svg += '<polyline fill="none" stroke-width="1.6"' + (reference(p) ? ' stroke-dasharray="6 3"' : "") + ' stroke="' + colours[p % colours.length] + '" points="' + points + '"><title>' + data.policies[p] + '</title></polyline>';
+  }
   document.getElementById(id).innerHTML = svg + "</svg>";
 }
 const kilo = (v) => v >= 1e6 ? (v / 1e6).toFixed(1) + "M" : v >= 1e3 ? (v / 1e3).toFixed(0) + "K" : String(Math.round(v));
@@ -88,7 +93,7 @@ function draw() {
   const runs = data.series.map((perFile) => perFile[t] || [[], [], []]);
   chart("tokens", runs.map((r) => r[0]), kilo);
   chart("cached", runs.map((r) => r[0].map((v, i) => (v > 0 ? r[1][i] / v : 0))), (v) => Math.round(v * 100) + "%", 1);
-  chart("cost", runs.map((r) => { let s = 0; return r[2].map((v) => (s += v / 1e6)); }), (v) => "$" + v.toFixed(v >= 1 ? 2 : 3));
+  chart("cost", runs.map((r) => { let s = 0; return r[2].map((v) => (s += v / 1e6)); }), (v) => "$" + v.toFixed(v >= 10 ? 0 : v >= 0.1 || v === 0 ? 2 : 3));
 }
 select.addEventListener("change", draw);
 draw();
@@ -96,7 +101,7 @@ draw();
 
 /** The whole page. Pure. */
 export function benchHtml(result: BenchResult, document: BenchJson): string {
-	const title = `snowpea bench — ${document.corpus.files} trajectories, ${document.prices.name}`;
+	const title = `snowpea bench — ${plural(document.corpus.files, "trajectory", "trajectories")}, ${document.prices.name}`;
 	return `<!doctype html>
 <html lang="en">
 <head>

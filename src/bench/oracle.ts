@@ -173,14 +173,13 @@ export function oracleReplay(context: ReplayContext, keepToolRounds = ORACLE_KEE
 	const rounds = context.trajectory.assistants.length;
 	if (rounds === 0) return replaySchedule(context, [], keepToolRounds, cuts);
 	const cache = new PrefixCache(context.sheet, context.count);
-	const states = new Map<number, View>();
+	const states = new Map<number, View>([[0, view(cuts, 0)]]);
 	let costs = new Map<number, number>();
 	let segments = new Map<number, string[]>();
 	/** Per round: for each state, the state it came from. */
 	const parents: Map<number, number>[] = [];
 	for (let round = 1; round <= rounds; round++) {
 		const target = cuts.cutAt[round - 1] as number;
-		if (!states.has(0)) states.set(0, view(cuts, 0));
 		if (!states.has(target)) states.set(target, view(cuts, target));
 		const gap = round === 1 ? 0 : (context.times[round - 1] as number) - (context.times[round - 2] as number);
 		const nextSegments = new Map<number, string[]>();

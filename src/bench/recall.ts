@@ -11,9 +11,10 @@ import type { Trajectory } from "./trajectory.js";
  * The distinctive tokens of a text: maximal runs of `[A-Za-z0-9_./-]`, trimmed of leading and trailing `.`, `/` and
  * `-`, of at least 4 characters that look like an identifier, path or number — containing `/`, `_`, or a `.` between
  * word characters (paths, file names, dotted names, versions), a digit (numbers of 4+ digits, hashes, ids), or an
- * uppercase letter inside the word (camelCase, PascalCase with two capitals). A run's `/`- and `.`-separated parts
- * that qualify on their own are tokens too, so `/testbed/src/auth.py` also yields `testbed/src/auth.py` → `auth.py`.
- * Plain words (`return`, `Header`) are not distinctive. Pure.
+ * uppercase letter inside the word (camelCase, PascalCase with two capitals). The parts of a run between `/` (or,
+ * without `/`, between `.`) that qualify on their own are tokens too: `./src/auth_utils.py` gives
+ * `src/auth_utils.py`, `auth_utils.py` and `auth_utils`. Plain words (`return`, `Header`, `src`) are not
+ * distinctive. Pure.
  */
 export function distinctiveTokens(text: string): Set<string> {
 	const tokens = new Set<string>();

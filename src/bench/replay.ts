@@ -117,14 +117,19 @@ export function replayPolicy(
 		while (visible.length < position) visible.push(trajectory.entries[visible.length] as Entry);
 		let segments = requestSegments(trajectory.system, project(visible, ledger, round));
 		const promptTokens = cache.tokensOfRequest(segments);
-		const { decisions } = runPolicy({
+		// `economy` is what "auto" prices its rewrites with: the bench's own price sheet and the time since the
+		// previous request, so that auto online and the bench offline use the same cost model (other policies ignore it).
+		const idleSeconds = index === 0 ? 0 : (context.times[index] as number) - (context.times[index - 1] as number);
+		const state = {
 			entries: visible,
 			ledger,
 			round,
 			settings,
 			promptTokens,
 			tools: context.tools,
-		});
+			economy: { sheet: context.sheet, idleSeconds },
+		};
+		const { decisions } = runPolicy(state);
 		if (decisions.length > 0) {
 			ledger.push(...decisions);
 			segments = requestSegments(trajectory.system, project(visible, ledger, round));

@@ -152,8 +152,11 @@ export function tableRows(document: BenchJson): TableRow[] {
 	}));
 }
 
+/** `1 trajectory`, `3,882 requests`. */
+export const plural = (count: number, one: string, many: string) =>
+	`${count.toLocaleString("en-US")} ${count === 1 ? one : many}`;
 const percent = (value: number) => `${(value * 100).toFixed(1)}%`;
-const dollars = (value: number) => `$${value.toFixed(value >= 100 ? 2 : value >= 1 ? 3 : 4)}`;
+const dollars = (value: number) => `$${value.toFixed(value >= 10 ? 2 : value >= 1 ? 3 : 4)}`;
 
 /** The footer every report carries: what the figures mean and what they cannot show. */
 export function reportFooter(document: BenchJson): string[] {
@@ -191,7 +194,7 @@ export function formatTable(document: BenchJson): string {
 			.join("  ");
 	const { files, rounds } = document.corpus;
 	return [
-		`snowpea bench — ${files} trajectories, ${rounds.toLocaleString("en-US")} requests, prices: ${document.prices.name}`,
+		`snowpea bench — ${plural(files, "trajectory", "trajectories")}, ${plural(rounds, "request", "requests")}, prices: ${document.prices.name}`,
 		"",
 		line(header),
 		...rows.map(line),

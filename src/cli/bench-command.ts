@@ -8,7 +8,7 @@ import {
 	selectPolicies,
 } from "../bench/bench-policies.js";
 import { benchHtml } from "../bench/html.js";
-import { benchJson, formatReport } from "../bench/report.js";
+import { benchJson, formatReport, plural } from "../bench/report.js";
 import { runBench } from "../bench/run-bench.js";
 import { defaultCorpusDirectory, describeProblem, loadTrajectories } from "../bench/trajectory.js";
 import { PRICE_SHEETS, type PriceSheetName } from "../context/cost.js";
@@ -116,6 +116,7 @@ export function benchCommand(
 		return EXIT.stopped;
 	}
 	const sheet = PRICE_SHEETS[options.prices];
+	if (interactive) output.log(progressBar(0, trajectories.length, ""));
 	const result = runBench(
 		trajectories,
 		{ sheet, policies: options.policies, window: options.window },
@@ -124,7 +125,7 @@ export function benchCommand(
 	const document = benchJson(result, problems);
 	const seconds = ((performance.now() - started) / 1000).toFixed(1);
 	output.log(
-		`${interactive ? "\r\u001b[2K" : ""}bench: ${document.corpus.files} trajectories, ${document.corpus.rounds} requests, ${result.policies.length} policies in ${seconds} s\n`,
+		`${interactive ? "\r\u001b[2K" : ""}bench: ${plural(document.corpus.files, "trajectory", "trajectories")}, ${plural(document.corpus.rounds, "request", "requests")}, ${result.policies.length} policies in ${seconds} s\n`,
 	);
 	output.out(options.json ? `${JSON.stringify(document, null, 2)}\n` : formatReport(document));
 	if (options.html !== undefined) {

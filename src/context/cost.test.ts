@@ -64,3 +64,12 @@ describe("prefix cache simulation", () => {
 		expect(cache.price(["hi"], 0, 1000).cost).toBeCloseTo((2 * 1.25 + 1000 * 10) / 1e6, 12);
 	});
 });
+
+describe("rewrite detection", () => {
+	it("does not call an unchanged openai request a rewrite because hits count in 128-token steps", () => {
+		const cache = new PrefixCache(PRICE_SHEETS.openai, perCharacter);
+		cache.price([block("x", 2000)], 0);
+		expect(cache.price([block("x", 2000), block("y", 100)], 10).rewrite).toBe(false);
+		expect(cache.price([block("x", 1999), block("z", 200)], 20).rewrite).toBe(true);
+	});
+});

@@ -148,21 +148,24 @@ export class PrefixCache {
 
 	/** What the cache would read for `segments` sent at `atSeconds`, without recording it. */
 	cachedTokens(segments: RequestSegments, atSeconds: number): number {
+		return this.lookup(segments, atSeconds).cached;
+	}
+
+	/** The shared prefix with the previous request (when warm) and what of it the provider bills as cached. */
+	private lookup(segments: RequestSegments, atSeconds: number): { shared: number; cached: number; warm: boolean } {
 		const previous = this.previous;
-		if (!previous || atSeconds - previous.at > this.sheet.ttlSeconds) return 0;
+		if (!previous || atSeconds - previous.at > this.sheet.ttlSeconds) return { shared: 0, cached: 0, warm: false };
 		const shared = this.commonPrefixTokens(previous.segments, segments);
-		if (shared < this.sheet.minCacheTokens) return 0;
-		return Math.floor(shared / this.sheet.granularity) * this.sheet.granularity;
+		if (shared < this.sheet.minCacheTokens) return { shared, cached: 0, warm: true };
+		return { shared, cached: Math.floor(shared / this.sheet.granularity) * this.sheet.granularity, warm: true };
 	}
 
 	/** Prices a request sent at `atSeconds` (plus `outputTokens` generated) and records it as the cache's state. */
 	price(segments: RequestSegments, atSeconds: number, outputTokens = 0): RequestCost {
 		const tokens = this.tokensOfRequest(segments);
-		const cacheRead = this.cachedTokens(segments, atSeconds);
-		const rewrite =
-			this.previous !== undefined &&
-			cacheRead < this.previous.tokens &&
-			atSeconds - this.previous.at <= this.sheet.ttlSeconds;
+		const { shared, cached: cacheRead, warm } = this.lookup(segments, atSeconds);
+		// A rewrite changed something the previous request sent: its whole text is no longer a prefix of this one.
+		const rewrite = warm && this.previous !== undefined && shared < this.previous.tokens;
 		const writable = this.sheet.explicitWrites && tokens >= this.sheet.minCacheTokens;
 		const cacheWrite = writable ? tokens - cacheRead : 0;
 		const uncached = tokens - cacheRead - cacheWrite;
@@ -174,4 +177,44 @@ export class PrefixCache {
 		this.previous = { segments, tokens, at: atSeconds };
 		return { tokens, cacheRead, cacheWrite, uncached, cost, rewrite };
 	}
+}
+
+/** The figures a rewrite decision is priced from. Tokens are prompt tokens; probabilities in [0, 1]. */
+export interface RewriteQuote {
+	/** Tokens the rewrite removes from every later request. */
+	removedTokens: number;
+	/** Tokens of the previous request after the first byte the rewrite changes (they were cached; now re-written). */
+	suffixTokens: number;
+	/** Expected number of further requests that will carry the saving. */
+	futureRequests: number;
+	/** The chance the provider's cache still holds the previous request (a cold cache makes a rewrite free). */
+	warmProbability: number;
+}
+
+/**
+ * Expected net saving of rewriting now, in input-token units (multiply by the input price for dollars); positive
+ * means the rewrite pays.
+ * Without the rewrite this request reads the suffix S from cache (r·S) and every later request reads the removed
+ * tokens ΔT again (R·r·ΔT). With it, this request writes S − ΔT anew (w·(S − ΔT)); on a cold cache both options write
+ * everything, so only the removed tokens differ. Net = R·r·ΔT + w·ΔT − p·(w − r)·S.
+ * For OpenAI-style caches w = 1 (an uncached token at the plain price).
+ */
+export function rewriteBenefit(quote: RewriteQuote, sheet: PriceSheet): number {
+	const write = sheet.cacheWriteMultiplier;
+	const read = sheet.cacheReadMultiplier;
+	const { removedTokens, suffixTokens, futureRequests, warmProbability } = quote;
+	return (
+		futureRequests * read * removedTokens + write * removedTokens - warmProbability * (write - read) * suffixTokens
+	);
+}
+
+/**
+ * The chance a cache entry is still warm after `idleSeconds`: certain up to 80 % of the TTL, then falling linearly to
+ * zero at the TTL (providers evict early under load), zero after.
+ */
+export function warmProbability(idleSeconds: number, sheet: PriceSheet): number {
+	const ttl = sheet.ttlSeconds;
+	if (idleSeconds <= 0.8 * ttl) return 1;
+	if (idleSeconds >= ttl) return 0;
+	return (ttl - idleSeconds) / (0.2 * ttl);
 }

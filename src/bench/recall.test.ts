@@ -1,0 +1,92 @@
+import { describe, expect, it } from "vitest";
+import { filler, type Line, toolTurn, trajectoryOf } from "../../test/support/bench-trajectories.js";
+import { PRICE_SHEETS } from "../context/cost.js";
+import { benchSettings } from "./bench-policies.js";
+import { buildRecallIndex, distinctiveTokens } from "./recall.js";
+import { prepareReplay, replayPolicy } from "./replay.js";
+
+const recallOf = (lines: Line[], settings: Parameters<typeof benchSettings>[0]["settings"]) => {
+	const context = prepareReplay(trajectoryOf(lines), { sheet: PRICE_SHEETS.anthropic });
+	const run = replayPolicy(context, "test", benchSettings({ name: "test", settings }));
+	const kept = run.requests.reduce((sum, request) => sum + request.kept, 0);
+	const counted = run.requests.reduce((sum, request) => sum + request.counted, 0);
+	return { kept, counted, recall: counted === 0 ? 1 : kept / counted };
+};
+
+/** Reads a file whose output names a deep path, runs unrelated commands, then edits that path. */
+function pathUsedLater(unrelatedRounds: number): Line[] {
+	const lines: Line[] = [
+		{ role: "system", content: "You are a coding agent." },
+		{ role: "user", content: "The config loader crashes on empty files. Fix it." },
+		...toolTurn(
+			"find",
+			"bash",
+			{ command: "grep -rn 'def load' ." },
+			`./src/settings/config_loader.py:42: def load_config(path):\n${filler("grep", 40)}`,
+		),
+	];
+	for (let round = 0; round < unrelatedRounds; round++) {
+		lines.push(...toolTurn(`u${round}`, "bash", { command: `echo ${round}` }, filler(`noise${round}`, 40)));
+	}
+	lines.push(
+		...toolTurn(
+			"edit",
+			"str_replace_editor",
+			{ command: "str_replace", path: "src/settings/config_loader.py", old_str: "x", new_str: "y" },
+			"edited",
+			"Now I patch load_config in src/settings/config_loader.py.",
+		),
+	);
+	return lines;
+}
+
+describe("distinctive tokens", () => {
+	it("takes identifiers, paths and numbers of four or more characters, not plain words", () => {
+		const tokens = distinctiveTokens(
+			"Edit /testbed/requests/auth.py: HTTPDigestAuth.build_digest_header returns 401 or 12345; return the Header.",
+		);
+		expect([...tokens]).toEqual(
+			expect.arrayContaining([
+				"testbed/requests/auth.py",
+				"auth.py",
+				"HTTPDigestAuth.build_digest_header",
+				"HTTPDigestAuth",
+				"build_digest_header",
+				"12345",
+			]),
+		);
+		for (const word of ["Edit", "returns", "return", "Header", "401", "testbed", "requests"]) {
+			expect(tokens.has(word)).toBe(false);
+		}
+	});
+});
+
+describe("recall", () => {
+	it("counts a path read in a tool result and used later; 1.0 under off", () => {
+		const index = buildRecallIndex(trajectoryOf(pathUsedLater(8)));
+		expect(index.turns.at(-1)).toEqual(
+			expect.arrayContaining(["src/settings/config_loader.py", "config_loader.py", "config_loader"]),
+		);
+		expect(index.turns.at(-1)).toContain("load_config");
+		const off = recallOf(pathUsedLater(8), { policy: "off" });
+		expect(off.counted).toBeGreaterThan(0);
+		expect(off.recall).toBe(1);
+	});
+
+	it("is lower when the result that supplied the path was replaced", () => {
+		const rounds = recallOf(pathUsedLater(8), { policy: "rounds", keepToolRounds: 2 });
+		expect(rounds.recall).toBeLessThan(1);
+		const masked = recallOf(pathUsedLater(8), { policy: "mask", maskKeep: 1 });
+		expect(masked.kept).toBe(0);
+		// kept when the window still covers the read
+		expect(recallOf(pathUsedLater(1), { policy: "rounds", keepToolRounds: 6 }).recall).toBe(1);
+	});
+
+	it("does not count tokens the task or the system prompt already gave", () => {
+		const lines = pathUsedLater(3);
+		lines[1] = { role: "user", content: "Fix load_config in src/settings/config_loader.py." };
+		const index = buildRecallIndex(trajectoryOf(lines));
+		expect(index.turns.flat()).not.toContain("load_config");
+		expect(index.turns.flat()).not.toContain("src/settings/config_loader.py");
+	});
+});

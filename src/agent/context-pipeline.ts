@@ -93,7 +93,7 @@ export class ContextPipeline {
 		const estimate = frame.fixedTokens + measureMessages(before).tokens;
 		const promptTokens = Math.round(estimate * this.calibration);
 		const { decisions, report } = runPolicy({
-			entries: [...entries],
+			entries: entries as Entry[],
 			ledger: this.ledger,
 			round,
 			settings: this.settings,

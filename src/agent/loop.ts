@@ -18,6 +18,7 @@ import type { ToolContext } from "../tools/tool.js";
 import type { Toolset } from "../tools/toolset.js";
 import { ContextPipeline } from "./context-pipeline.js";
 import type { AgentEvent, TurnStopReason } from "./events.js";
+import { DEFAULT_MAX_IMAGES_PER_REQUEST, imagesMessage, resolveImages } from "./images.js";
 import { measureRequest, measureSystem, measureTools } from "./measure.js";
 import { type GuardVerdict, guardedExecute, type RepeatGuard } from "./repeat-guard.js";
 
@@ -41,6 +42,10 @@ export interface TurnOptions {
 	context?: ContextPipeline;
 	/** The session's repeat guard (one per session, shared by its turns). */
 	guard?: RepeatGuard;
+	/** True when the model can see images (default true); otherwise every image travels as its text marker. */
+	vision?: boolean;
+	/** Images sent per request, newest first (default 20); older ones travel as their text marker. */
+	maxImagesPerRequest?: number;
 }
 
 /**
@@ -70,8 +75,18 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<AgentEvent>
 		const built = context.build(entries, round, { fixedTokens, tools: tiers });
 		for (const event of built.events) yield event;
 		options.guard?.forget(built.forgotten);
-		const request: ModelRequest = { system: options.system, tools, messages: built.messages };
-		yield { type: "context", report: measureRequest(request, round) };
+		const projected: ModelRequest = { system: options.system, tools, messages: built.messages };
+		yield { type: "context", report: measureRequest(projected, round) };
+		// Image references become image parts (their stored bytes) or text markers only now, on the request copy:
+		// the transcript never holds base64 (and the report above measures references, not base64). Old images leave requests by maxImagesPerRequest alone (newest win);
+		// stale tool-result text is the context engine's policies' business.
+		const request: ModelRequest = {
+			...projected,
+			messages: resolveImages(built.messages, {
+				vision: options.vision ?? true,
+				maxImages: options.maxImagesPerRequest ?? DEFAULT_MAX_IMAGES_PER_REQUEST,
+			}),
+		};
 
 		let answer: { message: AssistantMessage; stopReason: TurnStopReason; usage: Usage } | undefined;
 		for await (const event of options.provider.stream(request, {
@@ -140,6 +155,14 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<AgentEvent>
 			};
 			entries.push({ message, round });
 			yield { type: "message", round, message, fullText: inserted.fullText, fullPath: inserted.fullPath };
+		}
+		const attached = imagesMessage(
+			calls,
+			verdicts.map((verdict) => verdict.result),
+		);
+		if (attached) {
+			entries.push({ message: attached, round });
+			yield { type: "message", round, message: attached };
 		}
 	}
 }

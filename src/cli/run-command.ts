@@ -1,19 +1,11 @@
 import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { ContextPipeline } from "../agent/context-pipeline.js";
 import type { TurnStopReason } from "../agent/events.js";
 import { userText } from "../agent/loop.js";
-import { systemPrompt } from "../agent/prompt.js";
-import { RepeatGuard } from "../agent/repeat-guard.js";
-import { modelInfo, parseModelId } from "../llm/models.js";
-import { createProvider } from "../llm/registry.js";
 import { DetailedLog } from "../session/detailed-log.js";
-import { loadSessionState, runSessionTurn } from "../session/runner.js";
+import { runSessionTurn } from "../session/runner.js";
 import { SessionStore } from "../session/store.js";
-import { builtinTools } from "../tools/builtin.js";
-import { createToolSearch } from "../tools/tool-search.js";
-import { Toolset } from "../tools/toolset.js";
-import { contextSettingsFor } from "./context-settings.js";
+import { assembleSession, providerFor } from "./assemble.js";
 import { type Output, textRenderer } from "./render.js";
 import { loadSettings, SettingsError, snowpeaHome } from "./settings.js";
 import { UsageError } from "./usage-error.js";
@@ -42,12 +34,7 @@ export async function runCommand(prompt: string, flags: RunFlags, output: Output
 		throw new UsageError(`--max-rounds must be a whole number of at least 1, got "${flags.maxRounds}"`);
 	}
 	const modelId = flags.model ?? settings.model;
-	const provider = createProvider(modelId, {
-		openai: settings.providers.openai,
-		anthropic: settings.providers.anthropic,
-		maxOutputTokens: settings.agent.maxOutputTokens,
-	});
-	if ("error" in provider) throw new UsageError(provider.error);
+	providerFor(modelId, settings); // a bad model id is a usage error before anything is stored
 
 	const home = snowpeaHome();
 	const store = SessionStore.open(join(home, "state.db"));
@@ -58,18 +45,8 @@ export async function runCommand(prompt: string, flags: RunFlags, output: Output
 		const stop = () => controller.abort();
 		process.once("SIGINT", stop);
 		process.once("SIGTERM", stop);
-		const state = loadSessionState(store, session.id);
-		const toolset: Toolset = new Toolset(
-			[...builtinTools(), createToolSearch(() => toolset)],
-			{ deferred: settings.tools.deferred, eager: settings.tools.eager },
-			state.loadedTools,
-		);
-		const parsedModel = parseModelId(modelId);
-		const model = modelInfo(parsedModel?.provider ?? "openai", parsedModel?.model ?? modelId, settings.models);
-		const engine = contextSettingsFor({ settings, model, home, cwd, sessionId: session.id });
-		for (const warning of engine.warnings) output.log(`warning: ${warning}\n`);
-		const context = new ContextPipeline(engine.settings, state.ledger);
-		context.restore(state.entries);
+		const assembled = assembleSession({ store, session, settings, modelId, cwd, home });
+		for (const warning of assembled.warnings) output.log(`warning: ${warning}\n`);
 		const log = settings.log.detailedPath
 			? DetailedLog.open(resolve(cwd, settings.log.detailedPath), session.id)
 			: undefined;
@@ -81,20 +58,16 @@ export async function runCommand(prompt: string, flags: RunFlags, output: Output
 				session,
 				resumed: existing !== undefined,
 				log,
-				provider,
-				toolset,
-				context,
-				guard: new RepeatGuard({ enabled: settings.tools.repeatGuard, cwd }),
-				system: systemPrompt({
-					cwd,
-					date: new Date().toISOString().slice(0, 10),
-					platform: process.platform,
-					deferredLine: toolset.deferredLine(),
-				}),
+				provider: assembled.provider,
+				toolset: assembled.toolset,
+				context: assembled.context,
+				guard: assembled.guard,
+				system: assembled.system,
+				vision: assembled.model.vision,
 				input: userText(prompt),
 				maxToolRounds,
 				signal: controller.signal,
-				toolContext: { cwd, home, sessionId: session.id, spillDir: join(home, "sessions", session.id, "spill") },
+				toolContext: assembled.toolContext,
 			})) {
 				render(event);
 				if (event.type === "turn.done") stopReason = event.stopReason;

@@ -1,4 +1,5 @@
 import { utf8Bytes } from "../llm/text.js";
+import type { Economy } from "./auto.js";
 import {
 	type Decision,
 	type Entry,
@@ -26,6 +27,8 @@ export interface PolicyState {
 	promptTokens: number;
 	/** The tools by name: their tier and snip hint. */
 	tools: Record<string, SnipTool>;
+	/** Prices and cache timing for "auto" (auto.ts); other policies ignore it. */
+	economy?: Economy;
 }
 
 /**
@@ -161,12 +164,12 @@ function replacer(state: PolicyState) {
 		reason: ReplaceReason,
 		text: (path?: string) => string,
 	): ReplaceDecision | undefined => {
-		const kept = spilling ? view.current?.spill : undefined;
-		const spill = kept ?? (spilling ? { position: next, path: spillPath(spillDir, next) } : undefined);
+		const reused = spilling ? view.current?.spill : undefined;
+		const spill = reused ?? (spilling ? { position: next, path: spillPath(spillDir, next) } : undefined);
 		const placeholder = text(spill?.path);
 		const bytesAfter = utf8Bytes(placeholder);
 		if (bytesAfter >= view.shownBytes) return undefined;
-		if (spill && !kept) next++;
+		if (spill && !reused) next++;
 		return {
 			kind: "replace",
 			round: state.round,

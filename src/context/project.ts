@@ -32,9 +32,10 @@ const renderedMessages = new WeakMap<Entry, { decision: ReplaceDecision; message
 /**
  * The messages of the request for `round`: each entry's message, with the text of every replaced tool result
  * swapped for its placeholder (role, call id, tool name and error flag stay), then repairTranscript.
- * Which decision applies: among the entry's decisions taken at or before `round` whose placeholder is smaller than
- * what the entry would show otherwise, the smallest — the earliest of equals. So a later decision supersedes an
- * earlier one only when its placeholder is smaller, and a decision that would grow the request never applies.
+ * Which decision applies: of the entry's decisions taken at or before `round` whose placeholder is smaller than the
+ * original text, the one with the smallest placeholder (the earliest in the ledger among equals). That is reading
+ * the ledger in order, a decision superseding the one before only when its placeholder is smaller; so a decision
+ * never grows the request.
  * Decisions for unknown entries or for entries that are not tool results are ignored. Never mutates its input;
  * returns a new array (replaced messages are frozen and shared between calls).
  */

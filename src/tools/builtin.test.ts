@@ -5,6 +5,7 @@ describe("builtinTools", () => {
 	it("lists the core tools in a fixed order", () => {
 		expect(builtinTools().map((tool) => tool.name)).toEqual([
 			"read_file",
+			"view_image",
 			"write_file",
 			"edit_file",
 			"shell",

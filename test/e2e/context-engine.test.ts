@@ -159,7 +159,9 @@ describe.skipIf(!cliBuilt)("the context engine, end to end", () => {
 		const texts = toolTexts(fake.requests[13] as RecordedRequest);
 		const snipped = texts.filter((text) => text.includes("[snipped tool result — shell ("));
 		expect(snipped.length).toBeGreaterThan(0);
-		expect(snipped[0]).toMatch(/^\[snipped tool result — shell \(\d+ bytes\) archive=\S+\/elided\/0000\.txt head=40 tail=\d+\]\n100000\n/);
+		expect(snipped[0]).toMatch(
+			/^\[snipped tool result — shell \(\d+ bytes\) archive=\S+\/elided\/0000\.txt head=40 tail=\d+\]\n100000\n/,
+		);
 		expect(snipped[0]).toContain("100039\n");
 		expect(snipped[0]).not.toContain("100500");
 		expect(snipped[0]).toContain("[exit 0]");

@@ -1,5 +1,6 @@
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { PRICE_SHEETS, type PriceSheet } from "../context/cost.js";
 import { runPolicy } from "../context/engine.js";
 import { type Decision, type Entry, type ReplaceDecision, spillsToWrite } from "../context/ledger.js";
 import { barePlaceholder } from "../context/placeholders.js";
@@ -34,11 +35,20 @@ export class ContextPipeline {
 
 	private readonly warnings: string[] = [];
 
+	private lastSentAt: number | undefined;
+
 	constructor(
 		readonly settings: ContextSettings,
 		ledger: readonly Decision[] = [],
+		/** The provider's prices and cache behaviour, for "auto". */
+		private readonly sheet: PriceSheet = PRICE_SHEETS.anthropic,
+		/** Seconds since the epoch; injectable for tests. */
+		private readonly now: () => number = () => Date.now() / 1000,
+		/** When this session's previous request was sent (seconds since the epoch), for a resumed session. */
+		lastSentAt?: number,
 	) {
 		this.ledger = [...ledger];
+		this.lastSentAt = lastSentAt;
 	}
 
 	/** The decisions taken so far, oldest first. */
@@ -99,6 +109,7 @@ export class ContextPipeline {
 			settings: this.settings,
 			promptTokens,
 			tools: frame.tools,
+			economy: { sheet: this.sheet, idleSeconds: this.lastSentAt === undefined ? 0 : this.now() - this.lastSentAt },
 		});
 		let forgotten: string[] = [];
 		let messages = before;
@@ -118,12 +129,14 @@ export class ContextPipeline {
 					count: kept.length,
 					reclaimedBytes: kept.reduce((sum, decision) => sum + decision.bytesBefore - decision.bytesAfter, 0),
 					toolResultBytesAfter: report.toolResultBytesAfter,
+					...(report.auto ? { reason: { ...report.auto } } : {}),
 				});
 			}
 			messages = project(entries, this.ledger, round);
 		}
 		for (const message of this.warnings.splice(0)) events.push({ type: "warning", message });
 		this.lastEstimate = frame.fixedTokens + measureMessages(messages).tokens;
+		this.lastSentAt = this.now();
 		return { messages, events, forgotten };
 	}
 

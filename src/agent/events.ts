@@ -53,6 +53,8 @@ export type AgentEvent =
 			count: number;
 			reclaimedBytes: number;
 			toolResultBytesAfter: number;
+			/** "auto" only: ΔT, S, R, warm probability, expected saving and batch size it was priced with. */
+			reason?: Record<string, number | boolean>;
 	  }
 	| { type: "warning"; message: string }
 	| { type: "turn.done"; stopReason: TurnStopReason; rounds: number }

@@ -6,10 +6,7 @@ export interface BenchPolicy {
 	settings: Partial<ContextSettings>;
 }
 
-/**
- * The policies `snowpea bench` compares, in table order. Data only: a policy the engine learns (e.g. "auto") is one
- * more line here, `{ name: "auto", settings: { policy: "auto" } }`, once ContextSettings accepts it.
- */
+/** The policies `snowpea bench` compares, in table order. Data only: a policy the engine learns is one more line. */
 export const BENCH_POLICIES: readonly BenchPolicy[] = [
 	{ name: "off", settings: { policy: "off" } },
 	{ name: "rounds", settings: { policy: "rounds", keepToolRounds: 6 } },
@@ -22,6 +19,8 @@ export const BENCH_POLICIES: readonly BenchPolicy[] = [
 	{ name: "mask", settings: { policy: "mask", maskKeep: 10 } },
 	// Anthropic's context editing: at 100K input tokens keep the last 3 results, clear at least 20K.
 	{ name: "clear", settings: { policy: "clear", clearTriggerTokens: 100_000, clearKeep: 3, clearMinTokens: 20_000 } },
+	// snowpea's default: every rewrite priced against the cache write it causes (context/auto.ts).
+	{ name: "auto", settings: { policy: "auto" } },
 ];
 
 /** The name the hindsight-optimal schedule is reported under; not a policy the engine can run. */

@@ -29,6 +29,7 @@ describe("the --json report", () => {
 			"ratio",
 			"mask",
 			"clear",
+			"auto",
 			"oracle",
 		]);
 		for (const policy of document.policies) {

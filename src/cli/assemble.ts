@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { ContextPipeline } from "../agent/context-pipeline.js";
 import { systemPrompt } from "../agent/prompt.js";
 import { RepeatGuard } from "../agent/repeat-guard.js";
+import { priceSheetFor } from "../context/cost.js";
 import { type ModelInfo, modelInfo, parseModelId } from "../llm/models.js";
 import { createProvider } from "../llm/registry.js";
 import type { Provider, SystemSegment } from "../llm/types.js";
@@ -78,7 +79,14 @@ export function assembleSession(input: {
 		state.loadedTools,
 	);
 	const engine = contextSettingsFor({ settings, model, home, cwd, sessionId: session.id });
-	const context = new ContextPipeline(engine.settings, state.ledger);
+	const lastRequest = store.events(session.id, { types: ["context"] }).at(-1);
+	const context = new ContextPipeline(
+		engine.settings,
+		state.ledger,
+		priceSheetFor(model),
+		undefined,
+		lastRequest ? lastRequest.createdAt / 1000 : undefined,
+	);
 	context.restore(state.entries);
 	const system = systemPrompt({
 		cwd,

@@ -6,7 +6,9 @@ import { UsageError } from "./usage-error.js";
 
 /**
  * The context engine's settings for one session: defaults ← settings files ← CONTEXT_* environment variables.
- * `agent.pruneToolOutputs: false` means policy "off" unless `context.policy` says otherwise; the spill directory
+ * The default policy is "auto". Without `context.policy`, seed 000's keys pick "rounds" (`agent.pruneToolOutputs:
+ * true` or `agent.keepToolRounds`) or "off" (`agent.pruneToolOutputs: false`), and seed 003's budget variables pick
+ * "budget"; the spill directory
  * defaults to `$SNOWPEA_HOME/sessions/<session id>/elided`. Contradictions are usage errors (exit 2).
  */
 export function contextSettingsFor(input: {
@@ -22,8 +24,10 @@ export function contextSettingsFor(input: {
 		spillDir: join(input.home, "sessions", input.sessionId, "elided"),
 		contextWindow: context.contextWindow ?? input.model.contextWindow,
 	};
+	// A seed's own configuration gives that seed's behaviour: seed 000 writes agent.pruneToolOutputs/keepToolRounds.
 	if (context.policy) base.policy = context.policy;
 	else if (agent.pruneToolOutputs === false) base.policy = "off";
+	else if (agent.pruneToolOutputs === true || agent.keepToolRounds !== undefined) base.policy = "rounds";
 	if (agent.keepToolRounds !== undefined) base.keepToolRounds = agent.keepToolRounds;
 	if (context.toolResultMaxBytes !== undefined) base.toolResultMaxBytes = context.toolResultMaxBytes;
 	if (context.historyBudgetBytes !== undefined) base.historyBudgetBytes = context.historyBudgetBytes;

@@ -1,3 +1,5 @@
+import { type AutoReason, autoPolicy, planAuto } from "./auto.js";
+import { PRICE_SHEETS } from "./cost.js";
 import type { Entry, ReplaceDecision, ReplaceReason } from "./ledger.js";
 import {
 	budgetPolicy,
@@ -19,6 +21,7 @@ const POLICIES: Record<ContextPolicy, Policy> = {
 	ratio: ratioPolicy,
 	mask: maskPolicy,
 	clear: clearPolicy,
+	auto: autoPolicy,
 };
 
 /** What one pass changed, for the logs. Bytes are UTF-8 bytes of tool-result text. */
@@ -31,6 +34,8 @@ export interface PolicyReport {
 	reclaimedBytes: number;
 	/** Live tool-result bytes with the new decisions applied. */
 	toolResultBytesAfter: number;
+	/** "auto" only: the figures the rewrite was priced with. */
+	auto?: AutoReason;
 }
 
 /**
@@ -39,8 +44,15 @@ export interface PolicyReport {
  * nothing and logs nothing. Pure; never throws on a well-formed state.
  */
 export function runPolicy(state: PolicyState): { decisions: ReplaceDecision[]; report: PolicyReport | undefined } {
-	const policy = POLICIES[state.settings.policy] ?? offPolicy;
-	const decisions = policy(state);
+	let auto: AutoReason | undefined;
+	let decisions: ReplaceDecision[];
+	if (state.settings.policy === "auto") {
+		const plan = planAuto(state, state.economy ?? { sheet: PRICE_SHEETS.anthropic, idleSeconds: 0 });
+		decisions = plan.decisions;
+		auto = plan.reason;
+	} else {
+		decisions = (POLICIES[state.settings.policy] ?? offPolicy)(state);
+	}
 	const first = decisions[0];
 	if (!first) return { decisions, report: undefined };
 	const current = currentDecisions(state.entries, state.ledger, state.round);
@@ -51,5 +63,14 @@ export function runPolicy(state: PolicyState): { decisions: ReplaceDecision[]; r
 		reclaimedBytes += before - decision.bytesAfter;
 	}
 	const toolResultBytesAfter = liveToolResultBytes(state.entries, state.ledger, state.round) - reclaimedBytes;
-	return { decisions, report: { kind: first.reason, count: decisions.length, reclaimedBytes, toolResultBytesAfter } };
+	return {
+		decisions,
+		report: {
+			kind: first.reason,
+			count: decisions.length,
+			reclaimedBytes,
+			toolResultBytesAfter,
+			...(auto ? { auto } : {}),
+		},
+	};
 }

@@ -30,7 +30,7 @@ describe("resolveContextSettings", () => {
 	it("P1: an unset budget leaves elision off and the policy as it was", () => {
 		const { settings } = resolve({});
 		expect(settings.historyBudgetBytes).toBe(0);
-		expect(settings.policy).toBe("rounds");
+		expect(settings.policy).toBe("auto");
 	});
 
 	it("a budget turns the policy to budget unless the caller chose one", () => {

@@ -1,7 +1,7 @@
 import { isAbsolute } from "node:path";
 
-/** Which policy decides what stale tool output the model is shown ("auto" comes later). */
-export type ContextPolicy = "off" | "rounds" | "budget" | "ratio" | "mask" | "clear";
+/** Which policy decides what stale tool output the model is shown. */
+export type ContextPolicy = "off" | "rounds" | "budget" | "ratio" | "mask" | "clear" | "auto";
 
 /** Everything the context engine is configured by. Sizes in UTF-8 bytes, windows and triggers in tokens. */
 export interface ContextSettings {
@@ -39,7 +39,7 @@ export interface ContextSettings {
 }
 
 export const DEFAULT_CONTEXT_SETTINGS: ContextSettings = {
-	policy: "rounds",
+	policy: "auto",
 	toolResultMaxBytes: 0,
 	keepToolRounds: 6,
 	historyBudgetBytes: 0,

@@ -65,6 +65,7 @@ export class DetailedLog {
 				count: event.count,
 				reclaimed_bytes: event.reclaimedBytes,
 				tool_result_bytes: event.toolResultBytesAfter,
+				...(event.reason ? { reason: event.reason } : {}),
 			});
 		} else if (event.type === "usage") {
 			this.write("response", {

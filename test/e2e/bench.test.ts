@@ -30,6 +30,7 @@ describe.skipIf(!cliBuilt)("snowpea bench, from the built CLI", () => {
 			"ratio",
 			"mask",
 			"clear",
+			"auto",
 			"oracle",
 		]);
 		const off = document.policies[0];
@@ -43,7 +44,7 @@ describe.skipIf(!cliBuilt)("snowpea bench, from the built CLI", () => {
 		}
 		// not a terminal: no progress bar, one summary line
 		expect(bundled.stderr.trim().split("\n")).toHaveLength(1);
-		expect(bundled.stderr).toMatch(/^bench: 4 trajectories, 409 requests, 7 policies in /);
+		expect(bundled.stderr).toMatch(/^bench: 4 trajectories, 409 requests, 8 policies in /);
 	});
 
 	it("prints the table for chosen policies and prices, and writes the chart page", async () => {

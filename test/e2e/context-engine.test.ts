@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cliBuilt, cliEnv, runCli, tempDir } from "../support/cli.js";
@@ -61,8 +61,8 @@ describe.skipIf(!cliBuilt)("the context engine, end to end", () => {
 		return { result, recovered, home };
 	}
 
-	it("rounds (the default): old results become pruned placeholders that point at 0600 spill files the model can read back", async () => {
-		const { result, recovered } = await fourteenRounds({});
+	it("rounds (seed 000's agent.keepToolRounds): old results become pruned placeholders that point at 0600 spill files the model can read back", async () => {
+		const { result, recovered } = await fourteenRounds({}, { agent: { keepToolRounds: 6 } });
 		expect(result.code).toBe(0);
 		const last = fake.requests[13] as RecordedRequest;
 		const texts = toolTexts(last);
@@ -81,7 +81,7 @@ describe.skipIf(!cliBuilt)("the context engine, end to end", () => {
 	});
 
 	it("budget (seed 003's variables only) elides in batches and breaks the prefix cache far less often than rounds", async () => {
-		const rounds = await fourteenRounds({});
+		const rounds = await fourteenRounds({}, { agent: { keepToolRounds: 6 } });
 		const roundsBreaks = cacheBreaks(fake);
 		await fake.close();
 		const budget = await fourteenRounds({
@@ -169,6 +169,7 @@ describe.skipIf(!cliBuilt)("the context engine, end to end", () => {
 
 	it("a resumed session rebuilds the very same bytes from its stored ledger", async () => {
 		const home = tempDir("snowpea-home-");
+		writeFileSync(join(home, "settings.json"), JSON.stringify({ agent: { keepToolRounds: 6 } }));
 		const work = tempDir();
 		fake = await startFakeProvider({
 			respond: (_request, index) => (index < 9 ? shell(index + 1) : { text: `answer ${index}` }),

@@ -14,7 +14,7 @@ import type {
 	UserMessage,
 } from "../llm/types.js";
 import { writeSpill } from "../tools/spill.js";
-import type { ToolContext } from "../tools/tool.js";
+import type { Tool, ToolContext, ToolResult } from "../tools/tool.js";
 import type { Toolset } from "../tools/toolset.js";
 import { ContextPipeline } from "./context-pipeline.js";
 import type { AgentEvent, TurnStopReason } from "./events.js";
@@ -26,7 +26,8 @@ export interface TurnOptions {
 	provider: Provider;
 	/** Every tool of the session; which ones are sent each round is the toolset's decision. */
 	toolset: Toolset;
-	system: SystemSegment[];
+	/** The system prompt, or a function returning it per round (the same array while nothing changed). */
+	system: SystemSegment[] | (() => SystemSegment[]);
 	/** The session's transcript before this turn, each message with its round. */
 	history: Entry[];
 	/** The new prompt. */
@@ -42,10 +43,21 @@ export interface TurnOptions {
 	context?: ContextPipeline;
 	/** The session's repeat guard (one per session, shared by its turns). */
 	guard?: RepeatGuard;
+	/**
+	 * Last word on a result before it joins the transcript: e.g. attaching a nested AGENTS.md the call touched.
+	 * Must not throw.
+	 */
+	annotateResult?: (call: ToolCall, result: ToolResult) => ToolResult;
 	/** True when the model can see images (default true); otherwise every image travels as its text marker. */
 	vision?: boolean;
 	/** Images sent per request, newest first (default 20); older ones travel as their text marker. */
 	maxImagesPerRequest?: number;
+	/**
+	 * Asked before each call runs (after the tool is found): a refusal becomes the call's failed result, errorCode
+	 * "permission_denied", its content `message` (the explanation the model reads). Absent: every call runs.
+	 * Must not throw; may be called for several calls at once when a round's calls all run in parallel.
+	 */
+	approve?: (call: ToolCall, tool: Tool) => Promise<{ allow: boolean; message?: string }>;
 }
 
 /**
@@ -71,11 +83,12 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<AgentEvent>
 		round = options.firstRound + used;
 
 		const tools = options.toolset.definitions();
-		const fixedTokens = measureSystem(options.system).tokens + measureTools(tools).tokens;
+		const system = typeof options.system === "function" ? options.system() : options.system;
+		const fixedTokens = measureSystem(system).tokens + measureTools(tools).tokens;
 		const built = context.build(entries, round, { fixedTokens, tools: tiers });
 		for (const event of built.events) yield event;
 		options.guard?.forget(built.forgotten);
-		const projected: ModelRequest = { system: options.system, tools, messages: built.messages };
+		const projected: ModelRequest = { system, tools, messages: built.messages };
 		yield { type: "context", report: measureRequest(projected, round) };
 		// Image references become image parts (their stored bytes) or text markers only now, on the request copy:
 		// the transcript never holds base64 (and the report above measures references, not base64). Old images leave requests by maxImagesPerRequest alone (newest win);
@@ -126,9 +139,11 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<AgentEvent>
 		for (const tool of options.toolset.loaded.slice(loadedBefore)) {
 			yield { type: "decision", round, kind: "tool-load", body: { tool } };
 		}
-		for (const [index, { result, loopSuspected }] of verdicts.entries()) {
+		for (const [index, verdict] of verdicts.entries()) {
+			const { loopSuspected } = verdict;
 			if (loopSuspected) yield { type: "loop.suspected", ...loopSuspected };
 			const call = calls[index] as ToolCall;
+			const result = options.annotateResult ? options.annotateResult(call, verdict.result) : verdict.result;
 			const spillPath = typeof result.details?.spillPath === "string" ? result.details.spillPath : undefined;
 			const inserted = await capAtInsertion(
 				result.content,
@@ -215,6 +230,13 @@ async function runCalls(calls: ToolCall[], options: TurnOptions): Promise<GuardV
 		}
 		if (options.signal.aborted) {
 			return { result: { ok: false, errorCode: "aborted", content: "not run: the turn was aborted" } };
+		}
+		if (options.approve) {
+			const approval = await options.approve(call, tool);
+			if (!approval.allow) {
+				const message = approval.message ?? `permission denied: ${tool.name} was not run`;
+				return { result: { ok: false, errorCode: "permission_denied", content: message } };
+			}
 		}
 		// A deferred tool called by name without tool_search runs, and stays loaded from now on.
 		const selfLoaded = toolset.isDeferred(tool) && toolset.load(tool.name);

@@ -7,6 +7,10 @@ export interface PromptInput {
 	platform: string;
 	/** The toolset's one-line summary of deferred groups, when anything is deferred. */
 	deferredLine?: string;
+	/** The project's instruction files, rendered (context-files.ts). */
+	projectInstructions?: string;
+	/** The skills index (skills.ts). */
+	skillsIndex?: string;
 }
 
 const IDENTITY = `You are snowpea, a coding agent working in a user's project from the terminal.
@@ -21,7 +25,8 @@ const RULES = `Rules:
 - When the task is done, answer with a short summary of what you changed and how you checked it.`;
 
 /**
- * The system prompt in tiers: stable (identity, rules) → context (the working directory) → volatile (date).
+ * The system prompt in tiers: stable (identity, rules) → context (working directory, project instructions, skills
+ * index, deferred tool groups) → volatile (date).
  * Pure: the same input gives the same bytes.
  */
 export function systemPrompt(input: PromptInput): SystemSegment[] {

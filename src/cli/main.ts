@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
-import { builtinTools } from "../tools/builtin.js";
 import { benchCommand } from "./bench-command.js";
 import type { Output } from "./render.js";
 import { EXIT, runCommand } from "./run-command.js";
 import { exportSession, listSessions, showSession } from "./sessions-command.js";
+import { listTools } from "./tools-command.js";
 import { UsageError } from "./usage-error.js";
 
 const output: Output = {
@@ -71,21 +71,9 @@ function program(setExit: (code: number) => void): Command {
 	tools
 		.command("list")
 		.option("--json", "print JSON: [{name, permission, description, deferred, source}]")
-		.action((flags: { json?: boolean }) => {
-			const rows = builtinTools().map((tool) => ({
-				name: tool.name,
-				permission: tool.permission,
-				description: tool.description.split("\n")[0] ?? "",
-				deferred: tool.group !== undefined,
-				source: tool.source,
-			}));
-			if (flags.json) return output.out(`${JSON.stringify(rows, null, 2)}\n`);
-			const width = Math.max(...rows.map((row) => row.name.length));
-			for (const row of rows) {
-				output.out(
-					`${row.name.padEnd(width)}  ${row.permission.padEnd(7)}  ${row.deferred ? "deferred" : "eager   "}  ${row.description}\n`,
-				);
-			}
+		.option("--cwd <dir>", "project directory (default: the current one)")
+		.action(async (flags: { json?: boolean; cwd?: string }) => {
+			await listTools(flags, output);
 		});
 	return root;
 }

@@ -45,7 +45,7 @@ export async function runCommand(prompt: string, flags: RunFlags, output: Output
 		const stop = () => controller.abort();
 		process.once("SIGINT", stop);
 		process.once("SIGTERM", stop);
-		const assembled = assembleSession({ store, session, settings, modelId, cwd, home });
+		const assembled = await assembleSession({ store, session, settings, modelId, cwd, home });
 		for (const warning of assembled.warnings) output.log(`warning: ${warning}\n`);
 		const log = settings.log.detailedPath
 			? DetailedLog.open(resolve(cwd, settings.log.detailedPath), session.id)
@@ -62,8 +62,10 @@ export async function runCommand(prompt: string, flags: RunFlags, output: Output
 				toolset: assembled.toolset,
 				context: assembled.context,
 				guard: assembled.guard,
-				system: assembled.system,
+				system: assembled.systemNow,
 				vision: assembled.model.vision,
+				maxImagesPerRequest: settings.agent.maxImagesPerRequest,
+				annotateResult: assembled.annotateResult,
 				input: userText(prompt),
 				maxToolRounds,
 				signal: controller.signal,
@@ -75,6 +77,7 @@ export async function runCommand(prompt: string, flags: RunFlags, output: Output
 		} finally {
 			process.off("SIGINT", stop);
 			process.off("SIGTERM", stop);
+			await assembled.close();
 		}
 		if (!flags.json) output.log(`session ${session.id}\n`);
 		return exitCodeFor(stopReason);

@@ -32,8 +32,23 @@ export const SettingsSchema = z.object({
 			maxOutputTokens: z.number().int().positive().optional(),
 			pruneToolOutputs: z.boolean().optional(),
 			keepToolRounds: z.number().int().nonnegative().optional(),
+			contextFileMaxChars: z.number().int().positive().optional(),
+			contextFilesMaxChars: z.number().int().positive().optional(),
+			ignoreContextFiles: z.boolean().default(false),
+			maxImagesPerRequest: z.number().int().nonnegative().default(20),
 		})
-		.default({ maxToolRounds: 500 }),
+		.default({ maxToolRounds: 500, ignoreContextFiles: false, maxImagesPerRequest: 20 }),
+	agents: z
+		.object({
+			childContext: z.enum(["lean", "full"]).default("lean"),
+			maxConcurrent: z.number().int().positive().default(3),
+		})
+		.default({ childContext: "lean", maxConcurrent: 3 }),
+	skills: z
+		.object({ protectRecentViews: z.number().int().nonnegative().default(2) })
+		.default({ protectRecentViews: 2 }),
+	browser: z.object({ executablePath: z.string().optional() }).default({}),
+	mcp: z.object({ servers: z.record(z.string(), z.unknown()).default({}) }).default({ servers: {} }),
 	context: z
 		.object({
 			policy: z.enum(["off", "rounds", "budget", "ratio", "mask", "clear"]).optional(),

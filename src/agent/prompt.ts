@@ -35,10 +35,13 @@ export function systemPrompt(input: PromptInput): SystemSegment[] {
 		{
 			tier: "context",
 			text: [
-				`Working directory: ${input.cwd}`,
-				`Platform: ${input.platform}`,
-				...(input.deferredLine ? [input.deferredLine] : []),
-			].join("\n"),
+				`Working directory: ${input.cwd}\nPlatform: ${input.platform}`,
+				input.projectInstructions,
+				input.skillsIndex,
+				input.deferredLine,
+			]
+				.filter((part): part is string => Boolean(part))
+				.join("\n\n"),
 		},
 		{ tier: "volatile", text: `Today's date: ${input.date}` },
 	];

@@ -35,6 +35,10 @@ function program(setExit: (code: number) => void): Command {
 		.option("-s, --session <id>", "continue a stored session")
 		.option("--json", "print one JSON event per line instead of text")
 		.option("--max-rounds <n>", "stop after this many model rounds (default agent.maxToolRounds, 500)")
+		.option(
+			"--mode <mode>",
+			"permissions: plan (read-only, notes), accept (default: shell, network and writes outside the working directory are refused) or auto (everything runs)",
+		)
 		.action(async (words: string[], flags) => {
 			setExit(await runCommand(words.join(" "), flags, output));
 		});

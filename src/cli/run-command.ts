@@ -2,10 +2,12 @@ import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { TurnStopReason } from "../agent/events.js";
 import { userText } from "../agent/loop.js";
+import { DEFAULT_PERMISSION_MODE, isPermissionMode, PERMISSION_MODES } from "../agent/permissions.js";
 import { DetailedLog } from "../session/detailed-log.js";
 import { runSessionTurn } from "../session/runner.js";
 import { SessionStore } from "../session/store.js";
 import { assembleSession, providerFor } from "./assemble.js";
+import { ApprovalGate } from "./chat/approval.js";
 import { type Output, textRenderer } from "./render.js";
 import { loadSettings, SettingsError, snowpeaHome } from "./settings.js";
 import { UsageError } from "./usage-error.js";
@@ -16,6 +18,8 @@ export interface RunFlags {
 	session?: string;
 	json?: boolean;
 	maxRounds?: string;
+	/** Permission mode: plan, accept (default) or auto; calls that would need approval are refused headless. */
+	mode?: string;
 }
 
 /** Exit codes of `snowpea run`. */
@@ -33,6 +37,8 @@ export async function runCommand(prompt: string, flags: RunFlags, output: Output
 	if (!Number.isInteger(maxToolRounds) || maxToolRounds < 1) {
 		throw new UsageError(`--max-rounds must be a whole number of at least 1, got "${flags.maxRounds}"`);
 	}
+	const mode = flags.mode ?? DEFAULT_PERMISSION_MODE;
+	if (!isPermissionMode(mode)) throw new UsageError(`--mode must be ${PERMISSION_MODES.join(", ")}, got "${mode}"`);
 	const modelId = flags.model ?? settings.model;
 	providerFor(modelId, settings); // a bad model id is a usage error before anything is stored
 
@@ -52,6 +58,12 @@ export async function runCommand(prompt: string, flags: RunFlags, output: Output
 			: undefined;
 		const render = flags.json ? (event: object) => output.out(`${JSON.stringify(event)}\n`) : textRenderer(output);
 		let stopReason: TurnStopReason = "error";
+		let round = 0;
+		const gate = new ApprovalGate({
+			mode: () => mode,
+			cwd,
+			record: (body) => store.appendDecision(session.id, { round, kind: "approval", body }),
+		});
 		try {
 			for await (const event of runSessionTurn({
 				store,
@@ -66,11 +78,13 @@ export async function runCommand(prompt: string, flags: RunFlags, output: Output
 				vision: assembled.model.vision,
 				maxImagesPerRequest: settings.agent.maxImagesPerRequest,
 				annotateResult: assembled.annotateResult,
+				approve: gate.approve,
 				input: userText(prompt),
 				maxToolRounds,
 				signal: controller.signal,
 				toolContext: assembled.toolContext,
 			})) {
+				if (event.type === "context") round = event.report.round;
 				render(event);
 				if (event.type === "turn.done") stopReason = event.stopReason;
 			}

@@ -57,7 +57,10 @@ describe.skipIf(!cliBuilt)("the context engine, end to end", () => {
 				return { text: "done" };
 			},
 		});
-		const result = await runCli(["run", "produce output"], { env: cliEnv(home, fake, env), cwd: tempDir() });
+		const result = await runCli(["run", "--mode", "auto", "produce output"], {
+			env: cliEnv(home, fake, env),
+			cwd: tempDir(),
+		});
 		return { result, recovered, home };
 	}
 
@@ -174,7 +177,10 @@ describe.skipIf(!cliBuilt)("the context engine, end to end", () => {
 		fake = await startFakeProvider({
 			respond: (_request, index) => (index < 9 ? shell(index + 1) : { text: `answer ${index}` }),
 		});
-		const first = await runCli(["run", "--json", "produce output"], { env: cliEnv(home, fake), cwd: work });
+		const first = await runCli(["run", "--mode", "auto", "--json", "produce output"], {
+			env: cliEnv(home, fake),
+			cwd: work,
+		});
 		expect(first.code).toBe(0);
 		const id = (JSON.parse(first.stdout.split("\n")[0] as string) as { sessionId: string }).sessionId;
 		const before = fake.requests.at(-1) as RecordedRequest;

@@ -26,7 +26,7 @@ describe.skipIf(!cliBuilt)("byte-stable requests keep the provider's prefix cach
 					{ text: "finished" },
 				],
 			});
-			const result = await runCli(["run", "--model", model, "look around"], {
+			const result = await runCli(["run", "--mode", "auto", "--model", model, "look around"], {
 				env: cliEnv(tempDir(), fake),
 				cwd: work,
 			});

@@ -58,7 +58,10 @@ describe.skipIf(!cliBuilt)("the repeat guard, end to end", () => {
 				{ text: "giving up" },
 			],
 		});
-		const result = await runCli(["run", "--json", "loop"], { env: cliEnv(tempDir(), fake), cwd: work });
+		const result = await runCli(["run", "--mode", "auto", "--json", "loop"], {
+			env: cliEnv(tempDir(), fake),
+			cwd: work,
+		});
 		expect(result.code).toBe(0);
 		expect(lastToolResult(fake, 3)).toContain("this is the 3rd identical shell call in a row");
 		expect(lastToolResult(fake, 4)).toMatch(/^repeat_blocked: STOP calling shell with the same arguments/);

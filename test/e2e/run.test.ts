@@ -47,7 +47,7 @@ describe.skipIf(!cliBuilt)("snowpea run, end to end against the fake provider", 
 				{ text: "All done: hello.py prints goodbye world." },
 			],
 		});
-		const result = await run(["run", "--model", "openai:gpt-4o", "write hello.py and run it"]);
+		const result = await run(["run", "--mode", "auto", "--model", "openai:gpt-4o", "write hello.py and run it"]);
 		expect(result.code).toBe(0);
 		expect(result.stdout).toContain("All done: hello.py prints goodbye world.");
 		expect(result.stderr).toMatch(/→ write_file/);
@@ -122,7 +122,10 @@ describe.skipIf(!cliBuilt)("snowpea run, end to end against the fake provider", 
 				{ text: "recovered" },
 			],
 		});
-		const child = spawnCli(["run", "--json", "start something long"], { env: cliEnv(home, fake), cwd: work });
+		const child = spawnCli(["run", "--mode", "auto", "--json", "start something long"], {
+			env: cliEnv(home, fake),
+			cwd: work,
+		});
 		await waitFor(() => existsSync(join(work, "started")), 15_000, "the shell call to start");
 		child.kill("SIGKILL");
 		const killed = await child.result;
@@ -217,7 +220,10 @@ describe.skipIf(!cliBuilt)("snowpea run, end to end against the fake provider", 
 				{ text: "resumed fine" },
 			],
 		});
-		const child = spawnCli(["run", "--json", "start something long"], { env: cliEnv(home, fake), cwd: work });
+		const child = spawnCli(["run", "--mode", "auto", "--json", "start something long"], {
+			env: cliEnv(home, fake),
+			cwd: work,
+		});
 		await waitFor(() => existsSync(join(work, "started")), 15_000, "the shell call to start");
 		child.kill("SIGINT");
 		const stopped = await child.result;

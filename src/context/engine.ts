@@ -13,6 +13,7 @@ import {
 } from "./policies.js";
 import { currentDecisions, liveToolResultBytes, originalBytes, placeholderBytes } from "./project.js";
 import type { ContextPolicy } from "./settings.js";
+import { skillDecisions } from "./skill-markers.js";
 
 const POLICIES: Record<ContextPolicy, Policy> = {
 	off: offPolicy,
@@ -53,6 +54,11 @@ export function runPolicy(state: PolicyState): { decisions: ReplaceDecision[]; r
 	} else {
 		decisions = (POLICIES[state.settings.policy] ?? offPolicy)(state);
 	}
+	// skill bodies follow their own lifecycle whatever the policy (a policy never touches an exempt skill_view)
+	decisions = [
+		...decisions,
+		...skillDecisions(state.entries, state.ledger, state.round, state.settings.skillViewsKept),
+	];
 	const first = decisions[0];
 	if (!first) return { decisions, report: undefined };
 	const current = currentDecisions(state.entries, state.ledger, state.round);

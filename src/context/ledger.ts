@@ -11,7 +11,7 @@ export interface Entry {
 }
 
 /** Why a tool result is replaced: the policy that decided it. */
-export type ReplaceReason = "prune" | "elide" | "snip" | "mask" | "clear";
+export type ReplaceReason = "prune" | "elide" | "snip" | "mask" | "clear" | "skill";
 
 /** Where the full original text of a replaced result is kept (the agent writes the file, never the engine). */
 export interface Spill {
@@ -38,8 +38,32 @@ export interface ReplaceDecision {
 	spill?: Spill;
 }
 
-/** Every kind of ledger decision. Later kinds (checkpoints, tool loads) join this union: switch on `kind`. */
-export type Decision = ReplaceDecision;
+/**
+ * A compaction checkpoint: "from round `round` on, the request shows the entries in `pinned`, then `summary` as one
+ * user message, then every entry from `firstKept` on" (replace decisions still apply to those). The summary text is
+ * fixed when the decision is taken and never rewritten; the latest checkpoint in ledger order whose round has come
+ * supersedes every earlier one, and every later pass works on the entries it shows, never on those it folded.
+ * Built by src/context/compaction.ts.
+ */
+export interface CheckpointDecision {
+	kind: "checkpoint";
+	round: number;
+	/** Entry index where the verbatim tail starts: a user or assistant message, so tool-call pairs stay whole. */
+	firstKept: number;
+	/** Entries before `firstKept` kept verbatim ahead of the summary (the first user message), ascending. */
+	pinned: number[];
+	/** The summary text under the fixed headings; shown inside `<compaction-summary>` tags. */
+	summary: string;
+	/** Estimated prompt tokens of the request before the checkpoint (calibrated by the last real usage). */
+	tokensBefore: number;
+	/** Estimated prompt tokens of the request with the checkpoint applied. */
+	tokensAfter: number;
+	/** "summary": the model wrote it; "digest": the mechanical stand-in (the summary call failed or said nothing). */
+	source: "summary" | "digest";
+}
+
+/** Every kind of ledger decision. Later kinds (tool loads) join this union: switch on `kind`. */
+export type Decision = ReplaceDecision | CheckpointDecision;
 
 /** File name of a spill: the position as at least four digits, e.g. `0007.txt`. Nothing else reaches the path. */
 export function spillPath(spillDir: string, position: number): string {

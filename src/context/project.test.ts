@@ -25,6 +25,7 @@ function decision(entry: number, placeholder: string, round = 1): ReplaceDecisio
 function reference(entries: readonly Entry[], ledger: readonly Decision[], round: number): Message[] {
 	const shown = entries.map((entry) => entry.message);
 	for (const item of ledger) {
+		if (item.kind !== "replace") continue;
 		const message = shown[item.entry];
 		if (item.round > round || message?.role !== "tool") continue;
 		if (bytes(item.placeholder) < bytes(message.content)) shown[item.entry] = { ...message, content: item.placeholder };

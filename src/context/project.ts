@@ -1,6 +1,6 @@
 import { utf8Bytes } from "../llm/text.js";
-import type { Message, ToolResultMessage } from "../llm/types.js";
-import type { Decision, Entry, ReplaceDecision } from "./ledger.js";
+import type { Message, ToolResultMessage, UserMessage } from "../llm/types.js";
+import type { CheckpointDecision, Decision, Entry, ReplaceDecision } from "./ledger.js";
 import { repairTranscript } from "./transcript.js";
 
 // The projection: transcript ⊕ ledger → the messages of one request. Pure: the result depends only on the
@@ -20,18 +20,29 @@ interface Build {
 	chosen: number[];
 	/** Per entry, the message as the model sees it. */
 	rendered: Message[];
-	/** UTF-8 bytes of tool-result text as shown. */
+	/** UTF-8 bytes of tool-result text as shown, counting only the entries the request shows. */
 	liveBytes: number;
+	/** Ledger index of the checkpoint in force (-1: none): the latest applicable one in ledger order. */
+	checkpoint: number;
+	/** The pinned entries of that checkpoint that exist and lie before its firstKept, ascending. */
+	pinned: number[];
 }
 
 const builds = new WeakMap<readonly Entry[], Build>();
 const originalSizes = new WeakMap<Entry, number>();
 const placeholderSizes = new WeakMap<ReplaceDecision, number>();
 const renderedMessages = new WeakMap<Entry, { decision: ReplaceDecision; message: ToolResultMessage }>();
+const summaryMessages = new WeakMap<CheckpointDecision, UserMessage>();
+
+/** The fixed first line inside the summary message. */
+export const SUMMARY_LEAD = "Earlier conversation, compacted into this summary (the messages after it are verbatim):";
 
 /**
  * The messages of the request for `round`: each entry's message, with the text of every replaced tool result
  * swapped for its placeholder (role, call id, tool name and error flag stay), then repairTranscript.
+ * With a checkpoint in force (the latest one in ledger order whose round is at most `round` and whose firstKept
+ * is within the transcript), the entries before its firstKept are left out except its pinned ones, and one user
+ * message carrying its summary ({@link summaryMessage}) stands between the pinned entries and the rest.
  * Which decision applies: of the entry's decisions taken at or before `round` whose placeholder is smaller than the
  * original text, the one with the smallest placeholder (the earliest in the ledger among equals). That is reading
  * the ledger in order, a decision superseding the one before only when its placeholder is smaller; so a decision
@@ -40,7 +51,53 @@ const renderedMessages = new WeakMap<Entry, { decision: ReplaceDecision; message
  * returns a new array (replaced messages are frozen and shared between calls).
  */
 export function project(entries: readonly Entry[], ledger: readonly Decision[], round: number): Message[] {
-	return repairTranscript(build(entries, ledger, round).rendered);
+	const state = build(entries, ledger, round);
+	const checkpoint = state.checkpoint < 0 ? undefined : (state.ledger[state.checkpoint] as CheckpointDecision);
+	if (!checkpoint) return repairTranscript(state.rendered);
+	return repairTranscript([
+		...state.pinned.map((index) => state.rendered[index] as Message),
+		summaryMessage(checkpoint),
+		...state.rendered.slice(checkpoint.firstKept),
+	]);
+}
+
+/** The checkpoint in force in the request for `round`, if any (see {@link project}). */
+export function activeCheckpoint(
+	entries: readonly Entry[],
+	ledger: readonly Decision[],
+	round: number,
+): CheckpointDecision | undefined {
+	const state = build(entries, ledger, round);
+	return state.checkpoint < 0 ? undefined : (state.ledger[state.checkpoint] as CheckpointDecision);
+}
+
+/**
+ * Per entry, its message as the request for `round` would show it if it were shown: replace decisions applied,
+ * checkpoints ignored (entries a checkpoint folds are still listed). Shared, frozen; do not mutate.
+ */
+export function shownEntries(
+	entries: readonly Entry[],
+	ledger: readonly Decision[],
+	round: number,
+): readonly Message[] {
+	return build(entries, ledger, round).rendered;
+}
+
+/**
+ * The one user message a checkpoint shows its summary as: `<compaction-summary>`, a fixed lead line, the summary,
+ * `</compaction-summary>`. The same object for the same decision (frozen).
+ */
+export function summaryMessage(checkpoint: CheckpointDecision): UserMessage {
+	let message = summaryMessages.get(checkpoint);
+	if (!message) {
+		const text = `<compaction-summary>\n${SUMMARY_LEAD}\n\n${checkpoint.summary}\n</compaction-summary>`;
+		message = Object.freeze({
+			role: "user",
+			content: Object.freeze([Object.freeze({ type: "text", text })]),
+		}) as UserMessage;
+		summaryMessages.set(checkpoint, message);
+	}
+	return message;
 }
 
 /** Per entry, the decision it shows in the request for `round` (undefined: the original). */
@@ -54,7 +111,10 @@ export function currentDecisions(
 	);
 }
 
-/** UTF-8 bytes of every tool result's text as shown in the request for `round` (orphans included). */
+/**
+ * UTF-8 bytes of every tool result's text as shown in the request for `round` (orphans included; results a
+ * checkpoint folds away are not shown, so not counted).
+ */
 export function liveToolResultBytes(entries: readonly Entry[], ledger: readonly Decision[], round: number): number {
 	return build(entries, ledger, round).liveBytes;
 }
@@ -88,7 +148,18 @@ function build(entries: readonly Entry[], ledger: readonly Decision[], round: nu
 		entries.length >= state.entryCount &&
 		ledger.length >= state.decisionCount;
 	if (!state || !reusable) {
-		state = { ledger, round, entryCount: 0, decisionCount: 0, waiting: [], chosen: [], rendered: [], liveBytes: 0 };
+		state = {
+			ledger,
+			round,
+			entryCount: 0,
+			decisionCount: 0,
+			waiting: [],
+			chosen: [],
+			rendered: [],
+			liveBytes: 0,
+			checkpoint: -1,
+			pinned: [],
+		};
 		builds.set(entries, state);
 	}
 	extend(state, entries, round);
@@ -96,6 +167,7 @@ function build(entries: readonly Entry[], ledger: readonly Decision[], round: nu
 }
 
 function extend(state: Build, entries: readonly Entry[], round: number): void {
+	// New entries come after any checkpoint's firstKept (a checkpoint waits until its firstKept exists): all shown.
 	for (let index = state.entryCount; index < entries.length; index++) {
 		const entry = entries[index] as Entry;
 		state.chosen.push(-1);
@@ -109,8 +181,18 @@ function extend(state: Build, entries: readonly Entry[], round: number): void {
 	for (let index = state.decisionCount; index < state.ledger.length; index++) pending.push(index);
 	state.decisionCount = state.ledger.length;
 	state.waiting = [];
+	let checkpointMoved = false;
 	for (const index of pending) {
 		const decision = state.ledger[index] as Decision;
+		if (decision.kind === "checkpoint") {
+			if (!Number.isInteger(decision.firstKept) || decision.firstKept < 0) continue;
+			if (decision.round > round || decision.firstKept > entries.length) state.waiting.push(index);
+			else if (index > state.checkpoint) {
+				state.checkpoint = index;
+				checkpointMoved = true;
+			}
+			continue;
+		}
 		if (decision.kind !== "replace" || !Number.isInteger(decision.entry) || decision.entry < 0) continue;
 		if (decision.round > round || decision.entry >= entries.length) {
 			state.waiting.push(index);
@@ -124,8 +206,33 @@ function extend(state: Build, entries: readonly Entry[], round: number): void {
 		if (size > shown || (size === shown && (current < 0 || index > current))) continue;
 		state.chosen[decision.entry] = index;
 		state.rendered[decision.entry] = render(entry, decision);
-		state.liveBytes += size - shown;
+		if (!checkpointMoved && shownInRequest(state, decision.entry)) state.liveBytes += size - shown;
 	}
+	if (checkpointMoved) recount(state, entries);
+}
+
+/** True when the request shows entry `index`: no checkpoint, or pinned by it, or at or after its firstKept. */
+function shownInRequest(state: Build, index: number): boolean {
+	if (state.checkpoint < 0) return true;
+	const checkpoint = state.ledger[state.checkpoint] as CheckpointDecision;
+	return index >= checkpoint.firstKept || state.pinned.includes(index);
+}
+
+/** After the checkpoint in force changed: its pinned entries, and live bytes summed over the entries shown. */
+function recount(state: Build, entries: readonly Entry[]): void {
+	const checkpoint = state.ledger[state.checkpoint] as CheckpointDecision;
+	const pinned = Array.isArray(checkpoint.pinned) ? checkpoint.pinned : [];
+	state.pinned = [...new Set(pinned)]
+		.filter((index) => Number.isInteger(index) && index >= 0 && index < checkpoint.firstKept)
+		.sort((a, b) => a - b);
+	let live = 0;
+	for (let index = 0; index < state.entryCount; index++) {
+		if (!shownInRequest(state, index)) continue;
+		const chosen = state.chosen[index] as number;
+		live +=
+			chosen < 0 ? originalBytes(entries[index] as Entry) : placeholderBytes(state.ledger[chosen] as ReplaceDecision);
+	}
+	state.liveBytes = live;
 }
 
 function render(entry: Entry, decision: ReplaceDecision): ToolResultMessage {

@@ -36,6 +36,8 @@ export interface ContextSettings {
 	clearKeep: number;
 	/** clear: a pass that would clear fewer tokens than this does nothing (not worth a cache write). */
 	clearMinTokens: number;
+	/** skill_view bodies older than this many most recent views become a one-line reload marker. */
+	skillViewsKept: number;
 }
 
 export const DEFAULT_CONTEXT_SETTINGS: ContextSettings = {
@@ -55,6 +57,7 @@ export const DEFAULT_CONTEXT_SETTINGS: ContextSettings = {
 	clearTriggerTokens: 100_000,
 	clearKeep: 3,
 	clearMinTokens: 20_000,
+	skillViewsKept: 2,
 };
 
 type CountKey = {

@@ -1,6 +1,6 @@
 import type { ToolResultMessage } from "../llm/types.js";
 import type { Decision, Entry, ReplaceDecision } from "./ledger.js";
-import { currentDecisions, originalBytes, placeholderBytes } from "./project.js";
+import { activeCheckpoint, currentDecisions, originalBytes, placeholderBytes } from "./project.js";
 
 /** One tool result of the transcript as the policies see it, in transcript order. */
 export interface ToolResultView {
@@ -22,19 +22,23 @@ export interface ToolResultView {
 	inFlight: boolean;
 }
 
-/** Every tool result of `entries` with its state in the request for `round`. Pure. */
+/**
+ * Every tool result the request for `round` shows, with its state there. Pure. With a checkpoint in force, results
+ * before its firstKept are folded into its summary: they are not listed, so no policy ever looks at them again.
+ */
 export function viewToolResults(
 	entries: readonly Entry[],
 	ledger: readonly Decision[],
 	round: number,
 ): ToolResultView[] {
 	const decisions = currentDecisions(entries, ledger, round);
+	const shownFrom = activeCheckpoint(entries, ledger, round)?.firstKept ?? 0;
 	const views: ToolResultView[] = [];
 	let group = -1;
 	for (const [index, entry] of entries.entries()) {
 		const message = entry.message;
 		if (message.role === "assistant") group++;
-		if (message.role !== "tool") continue;
+		if (message.role !== "tool" || index < shownFrom) continue;
 		const current = decisions[index];
 		const size = originalBytes(entry);
 		views.push({

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { skillPrunedMarker, skillViewMarkers } from "../context/skill-markers.js";
 import type { Message } from "../llm/types.js";
 import {
 	createSkillViewTool,
@@ -10,8 +11,6 @@ import {
 	type Skill,
 	skillDirectories,
 	skillIndex,
-	skillPrunedMarker,
-	skillViewMarkers,
 } from "./skills.js";
 import type { ToolContext } from "./tool.js";
 

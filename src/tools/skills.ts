@@ -171,37 +171,6 @@ export function createSkillViewTool(skills: readonly Skill[] | (() => readonly S
 	});
 }
 
-/** The one line that stands for a pruned skill_view body. Pure. */
-export function skillPrunedMarker(name: string): string {
-	return `[skill ${name} body pruned — call skill_view("${name}") to reload it]`;
-}
-
-/**
- * Which skill_view results to replace by their one-line marker: every successful skill_view result except the
- * `protectRecentViews` most recent (in transcript order), keyed by tool call id. The skill's name comes from the
- * call's arguments, else from the result's first line. Pure; imports only src/llm types, so it may move to the
- * context layer.
- */
-export function skillViewMarkers(messages: readonly Message[], protectRecentViews: number): Map<string, string> {
-	const requested = new Map<string, string>();
-	const views: { id: string; name: string }[] = [];
-	for (const message of messages) {
-		if (message.role === "assistant") {
-			for (const call of message.toolCalls) {
-				if (call.name !== SKILL_VIEW_TOOL_NAME) continue;
-				const name = nameArgument(call.arguments);
-				if (name !== undefined) requested.set(call.id, name);
-			}
-		} else if (message.role === "tool" && message.toolName === SKILL_VIEW_TOOL_NAME && !message.isError) {
-			const name = requested.get(message.toolCallId) ?? /^Skill "([^"\n]+)"/.exec(message.content)?.[1] ?? "unknown";
-			views.push({ id: message.toolCallId, name });
-		}
-	}
-	const keep = Number.isNaN(protectRecentViews) ? 0 : Math.max(0, Math.floor(protectRecentViews));
-	const older = views.slice(0, Math.max(0, views.length - keep));
-	return new Map(older.map((view) => [view.id, skillPrunedMarker(view.name)]));
-}
-
 function skillHeader(name: string): string {
 	return `Skill "${name}"`;
 }
@@ -229,17 +198,6 @@ function oneLine(text: string): string {
 
 function uniqueOrUndefined<Item>(items: readonly Item[]): Item | undefined {
 	return items.length === 1 ? items[0] : undefined;
-}
-
-function nameArgument(raw: string): string | undefined {
-	try {
-		const value: unknown = JSON.parse(raw);
-		if (value && typeof value === "object" && "name" in value && typeof value.name === "string")
-			return value.name.trim();
-	} catch {
-		// Malformed arguments: the caller falls back to the result's first line.
-	}
-	return undefined;
 }
 
 function unknownSkillMessage(name: string, known: readonly Skill[]): string {

@@ -7,6 +7,12 @@ import { lookup } from "node:dns/promises";
 export interface UrlPolicyOptions {
 	/** Loopback, private (LAN), CGNAT and other local addresses are allowed (CLI sessions: true). */
 	allowPrivate: boolean;
+	/**
+	 * More hosts refused like cloud-metadata ones, in every session: names and IP addresses, matched as the URL parser
+	 * spells a host or the resolver returns an address (case and trailing dots ignored). Tests use it to stand a
+	 * loopback server in for the metadata service.
+	 */
+	refuseHosts?: readonly string[];
 }
 
 /** The outcome of a check. A refusal's `reason` is one sentence naming the host. */
@@ -152,11 +158,28 @@ function ipv6Refusal(groups: number[], shown: string, options: UrlPolicyOptions)
 	return undefined;
 }
 
+/** The form `refuseHosts` entries and hosts are compared in: lower case, no brackets, no trailing dots. */
+function hostKey(host: string): string {
+	const lower = host.toLowerCase().replace(/\.+$/, "");
+	return lower.startsWith("[") && lower.endsWith("]") ? lower.slice(1, -1) : lower;
+}
+
+/** Why a host or address is refused by `refuseHosts`, or undefined. */
+function listedRefusal(host: string, options: UrlPolicyOptions, shown: string): string | undefined {
+	if (!options.refuseHosts?.length) return undefined;
+	const key = hostKey(host);
+	return options.refuseHosts.some((listed) => hostKey(listed) === key)
+		? `${shown} is on this session's list of refused hosts; the browser never opens it`
+		: undefined;
+}
+
 /**
  * Why an IP address (dotted IPv4 or IPv6, with or without brackets) is refused; undefined when it is allowed or is
  * not an IP address. Pure.
  */
 export function addressRefusal(address: string, options: UrlPolicyOptions, shown = address): string | undefined {
+	const listed = listedRefusal(address, options, shown);
+	if (listed) return listed;
 	const v4 = parseIpv4(address);
 	if (v4 !== undefined) return ipv4Refusal(v4, shown, options);
 	const v6 = parseIpv6(address);
@@ -173,6 +196,8 @@ export function isIpLiteral(hostname: string): boolean {
 export function hostRefusal(hostname: string, options: UrlPolicyOptions): string | undefined {
 	const name = hostname.toLowerCase().replace(/\.+$/, "");
 	if (METADATA_HOSTNAMES.has(name)) return `${name} is a cloud-metadata address; the browser never opens it`;
+	const listed = listedRefusal(name, options, name);
+	if (listed) return listed;
 	const byAddress = addressRefusal(name, options);
 	if (byAddress) return byAddress;
 	if (!options.allowPrivate && (name === "localhost" || name.endsWith(".localhost") || name.endsWith(".local"))) {
@@ -246,6 +271,15 @@ const LOOKUP_TIMEOUT_MS = 5_000;
 export const systemLookup: HostLookup = async (hostname) =>
 	(await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
 
+/** The addresses `hostname` resolves to; empty when it does not resolve within 5 s. Never rejects. */
+export async function lookupAddresses(hostname: string, resolve: HostLookup = systemLookup): Promise<string[]> {
+	let timer: NodeJS.Timeout | undefined;
+	const timeout = new Promise<string[]>((resolvePromise) => {
+		timer = setTimeout(() => resolvePromise([]), LOOKUP_TIMEOUT_MS);
+	});
+	return Promise.race([resolve(hostname).catch(() => [] as string[]), timeout]).finally(() => clearTimeout(timer));
+}
+
 /**
  * The verdict for `hostname` after resolving it: refused when any of its addresses is refused. A name that does not
  * resolve (or not within 5 s) is allowed: the browser cannot open it either. DNS rebinding is not covered.
@@ -258,13 +292,7 @@ export async function resolvedHostRefusal(
 ): Promise<string | undefined> {
 	if (isIpLiteral(hostname)) return undefined;
 	const name = hostname.replace(/\.+$/, "");
-	let timer: NodeJS.Timeout | undefined;
-	const timeout = new Promise<string[]>((resolvePromise) => {
-		timer = setTimeout(() => resolvePromise([]), LOOKUP_TIMEOUT_MS);
-	});
-	const addresses = await Promise.race([resolve(name).catch(() => [] as string[]), timeout]).finally(() =>
-		clearTimeout(timer),
-	);
+	const addresses = await lookupAddresses(name, resolve);
 	for (const address of addresses) {
 		const reason = addressRefusal(address, options, `${name} (which resolves to ${address})`);
 		if (reason) return reason;

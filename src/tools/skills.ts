@@ -1,7 +1,6 @@
 import { type Dirent, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import type { Message } from "../llm/types.js";
 import { defineTool, failure, type Tool } from "./tool.js";
 
 // Skills: folders holding a SKILL.md (front matter with name and description, then the instructions). The prompt

@@ -1,0 +1,96 @@
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { Entry } from "../context/ledger.js";
+import { DEFAULT_CONTEXT_SETTINGS } from "../context/settings.js";
+import { ContextPipeline } from "./context-pipeline.js";
+
+/** A session of `rounds` rounds, each with one 6,000-byte shell result. */
+function transcript(rounds: number): Entry[] {
+	const entries: Entry[] = [{ message: { role: "user", content: [{ type: "text", text: "go" }] }, round: 1 }];
+	for (let round = 1; round <= rounds; round++) {
+		const id = `call${round}`;
+		entries.push({
+			message: { role: "assistant", text: "", toolCalls: [{ id, name: "shell", arguments: "{}" }] },
+			round,
+		});
+		entries.push({
+			message: {
+				role: "tool",
+				toolCallId: id,
+				toolName: "shell",
+				content: `${String(round % 10).repeat(99)}\n`.repeat(60),
+				isError: false,
+			},
+			round,
+		});
+	}
+	return entries;
+}
+
+const frame = { fixedTokens: 100, tools: { shell: { readOnly: false } } };
+const budget = (spillDir: string) => ({
+	...DEFAULT_CONTEXT_SETTINGS,
+	policy: "budget" as const,
+	historyBudgetBytes: 10_000,
+	historyBudgetLowBytes: 4_000,
+	keepRecentResults: 1,
+	spillDir,
+});
+
+describe("the agent's side of the context engine", () => {
+	it("S1: writes each elided result to a 0600 file in a 0700 directory named by ledger position, before replacing it", () => {
+		const spillDir = join(mkdtempSync(join(tmpdir(), "snowpea-pipeline-")), "session-a", "elided");
+		const pipeline = new ContextPipeline(budget(spillDir));
+		const entries = transcript(2);
+		const { messages, events, forgotten } = pipeline.build(entries, 3, frame);
+		expect(forgotten).toEqual(["call1"]);
+		expect(pipeline.isVisible("call1")).toBe(false);
+		expect(pipeline.isVisible("call2")).toBe(true);
+		const file = join(spillDir, "0000.txt");
+		expect(readFileSync(file, "utf8")).toBe((entries[2]?.message as { content: string }).content);
+		expect(statSync(file).mode & 0o777).toBe(0o600);
+		expect(statSync(spillDir).mode & 0o777).toBe(0o700);
+		expect(messages.find((message) => message.role === "tool")).toMatchObject({
+			content: `[earlier shell result elided — 6000 bytes saved to ${file}; read_file to recover.]`,
+		});
+		expect(events.map((event) => event.type)).toEqual(["decision", "elision"]);
+	});
+
+	it("S3: a spill that cannot be written still elides, with a bare placeholder and exactly one warning", () => {
+		const blocker = join(mkdtempSync(join(tmpdir(), "snowpea-pipeline-")), "not-a-directory");
+		writeFileSync(blocker, "a file where the spill directory should be");
+		const pipeline = new ContextPipeline(budget(join(blocker, "elided")));
+		const entries = transcript(6);
+		const warnings: string[] = [];
+		for (let round = 3; round <= 7; round++) {
+			const part = entries.slice(0, 1 + 2 * (round - 1));
+			for (const event of pipeline.build(part, round, frame).events)
+				if (event.type === "warning") warnings.push(event.message);
+		}
+		expect(warnings).toHaveLength(1);
+		expect(warnings[0]).toContain("not recoverable");
+		const replaced = pipeline.decisions.filter((decision) => decision.kind === "replace");
+		expect(replaced.length).toBeGreaterThan(1);
+		for (const decision of replaced) {
+			expect(decision.spill).toBeUndefined();
+			expect(decision.placeholder).toMatch(
+				/^\[earlier shell result elided to reclaim context — 6000 bytes\. Re-run the tool/,
+			);
+		}
+	});
+
+	it("rebuilds visibility from a stored ledger and projects the same bytes after a restart", () => {
+		const spillDir = join(mkdtempSync(join(tmpdir(), "snowpea-pipeline-")), "elided");
+		const entries = transcript(3);
+		const first = new ContextPipeline(budget(spillDir));
+		const before = first.build(entries, 4, frame).messages;
+		const resumed = new ContextPipeline(budget(spillDir), first.decisions);
+		resumed.restore(entries);
+		expect(resumed.isVisible("call1")).toBe(false);
+		const after = resumed.build(entries, 4, frame);
+		expect(after.events).toEqual([]);
+		expect(JSON.stringify(after.messages)).toBe(JSON.stringify(before));
+	});
+});

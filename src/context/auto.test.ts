@@ -1,0 +1,124 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { stateOf, transcript } from "../../test/support/context-fixtures.js";
+import { batchThreshold, planAuto, predictFutureRequests } from "./auto.js";
+import { PRICE_SHEETS, rewriteBenefit, warmProbability } from "./cost.js";
+import { runPolicy } from "./engine.js";
+import type { Decision, Entry } from "./ledger.js";
+
+const sheet = PRICE_SHEETS.anthropic;
+const warm = { sheet, idleSeconds: 10 };
+/** `rounds` rounds of one `size`-byte result each (distinct text per round). */
+const session = (rounds: number, size: number): Entry[] =>
+	transcript(
+		Array.from({ length: rounds }, (_, index) => [`${String(index % 10).repeat(99)}\n`.repeat(Math.ceil(size / 100))]),
+	);
+
+/** Runs auto round by round over a growing session, returning the rounds at which it rewrote. */
+function schedule(entries: Entry[], economy = warm, window = 0): number[] {
+	const ledger: Decision[] = [];
+	const rewrites: number[] = [];
+	const rounds = entries.reduce((round, entry) => Math.max(round, entry.round), 0);
+	for (let round = 2; round <= rounds + 1; round++) {
+		const visible = entries.filter((entry) => entry.round < round || entry.message.role === "user");
+		const state = { ...stateOf(visible, { policy: "auto", contextWindow: window }, { ledger, round }), economy };
+		const { decisions } = runPolicy(state);
+		if (decisions.length > 0) rewrites.push(round);
+		ledger.push(...decisions);
+	}
+	return rewrites;
+}
+
+describe("auto: every rewrite priced against its cache write", () => {
+	it("prices with the documented algebra", () => {
+		// Net = R·r·ΔT + w·ΔT − p·(w − r)·S
+		const net = rewriteBenefit(
+			{ removedTokens: 1000, suffixTokens: 20_000, futureRequests: 10, warmProbability: 1 },
+			sheet,
+		);
+		expect(net).toBeCloseTo(10 * 0.1 * 1000 + 1.25 * 1000 - 1.15 * 20_000, 6);
+		expect(warmProbability(100, sheet)).toBe(1);
+		expect(warmProbability(301, sheet)).toBe(0);
+		expect(predictFutureRequests(41)).toBe(20);
+		expect(batchThreshold(10_000, 1_000, 1, sheet)).toBeCloseTo(Math.sqrt((2 * 1.15 * 10_000 * 1_000) / 0.1), 6);
+	});
+
+	it("does not rewrite while the cache is warm and the saving is small", () => {
+		// 10 rounds of 2 KB results: a few stale results, far below the economic batch
+		expect(schedule(session(10, 2_000))).toEqual([]);
+	});
+
+	it("rewrites in a few large batches on a long session, not every round", () => {
+		const rewrites = schedule(session(80, 8_000));
+		expect(rewrites.length).toBeGreaterThan(0);
+		expect(rewrites.length).toBeLessThan(80 / 4);
+		for (let index = 1; index < rewrites.length; index++) {
+			expect((rewrites[index] as number) - (rewrites[index - 1] as number)).toBeGreaterThanOrEqual(3);
+		}
+	});
+
+	it("takes everything worth removing when the cache has gone cold: the write is paid anyway", () => {
+		const entries = session(12, 4_000);
+		const stale = planAuto({ ...stateOf(entries, { policy: "auto" }), economy: warm }, warm);
+		const cold = planAuto(
+			{ ...stateOf(entries, { policy: "auto" }), economy: { sheet, idleSeconds: 3_600 } },
+			{
+				sheet,
+				idleSeconds: 3_600,
+			},
+		);
+		expect(stale.decisions).toEqual([]);
+		expect(cold.decisions.length).toBe(12 - 6 - 1 + 1);
+		expect(cold.reason.warmProbability).toBe(0);
+	});
+
+	it("rewrites before the compaction threshold is reached, whatever the price", () => {
+		const entries = session(12, 4_000);
+		const window = 20_000;
+		const near = stateOf(
+			entries,
+			{ policy: "auto", contextWindow: window, compactRatio: 0.85 },
+			{ promptTokens: 16_000 },
+		);
+		const plan = planAuto({ ...near, economy: warm }, warm);
+		expect(plan.reason.forced).toBe(true);
+		expect(plan.decisions.length).toBeGreaterThan(0);
+	});
+
+	it("replaces with the same placeholders and spill files as rounds, and logs why", () => {
+		const entries = session(40, 8_000);
+		const state = { ...stateOf(entries, { policy: "auto", spillDir: "/spill" }, { round: 41 }), economy: warm };
+		const { decisions, report } = runPolicy(state);
+		expect(decisions.length).toBeGreaterThan(0);
+		expect(decisions[0]?.placeholder).toMatch(
+			/^\[earlier read_file output pruned — \d+ chars saved to \/spill\/\d{4}\.txt; read_file to recover\]$/,
+		);
+		expect(report?.auto).toMatchObject({ futureRequests: 20, warmProbability: 1, forced: false });
+		expect(report?.auto?.benefit).toBeGreaterThan(0);
+		expect(report?.auto?.removedTokens).toBeGreaterThanOrEqual(report?.auto?.batchTokens ?? Number.POSITIVE_INFINITY);
+	});
+
+	const corpus = resolve(import.meta.dirname, "../../../shared/corpus");
+	it.skipIf(!existsSync(corpus))(
+		"on the shared corpus of 60 real runs, costs less than every other online policy (bench's simulator)",
+		async () => {
+			const { loadTrajectories } = await import("../bench/trajectory.js");
+			const { runBench } = await import("../bench/run-bench.js");
+			const { BENCH_POLICIES } = await import("../bench/bench-policies.js");
+			const { trajectories } = loadTrajectories([corpus]);
+			expect(trajectories.length).toBe(60);
+			const result = runBench(trajectories, { sheet, policies: BENCH_POLICIES, oracle: false });
+			const total = (name: string) =>
+				(result.policies.find((policy) => policy.name === name)?.runs ?? []).reduce(
+					(sum, run) => sum + run.requests.reduce((cost, request) => cost + request.cost, 0),
+					0,
+				);
+			const auto = total("auto");
+			for (const other of ["off", "rounds", "budget", "ratio", "mask", "clear"]) {
+				expect(auto, `auto vs ${other}`).toBeLessThan(total(other));
+			}
+		},
+		60_000,
+	);
+});

@@ -4,10 +4,12 @@ import { PRICE_SHEETS, type PriceSheet } from "../context/cost.js";
 import { runPolicy } from "../context/engine.js";
 import { type Decision, type Entry, type ReplaceDecision, spillsToWrite } from "../context/ledger.js";
 import { barePlaceholder } from "../context/placeholders.js";
-import { project } from "../context/project.js";
+import { activeCheckpoint, project } from "../context/project.js";
 import type { ContextSettings } from "../context/settings.js";
 import type { SnipTool } from "../context/snip.js";
-import type { Message, Usage } from "../llm/types.js";
+import type { Message, ModelRequest, Provider, SystemSegment, ToolDefinition, Usage } from "../llm/types.js";
+import { attributeCache, type CacheAttribution } from "./cache-attribution.js";
+import { type CompactionTrigger, compact, rebuildLastRequest } from "./compactor.js";
 import type { AgentEvent } from "./events.js";
 import { measureMessages } from "./measure.js";
 
@@ -16,6 +18,11 @@ export interface RequestFrame {
 	/** Estimated tokens of the system prompt and tool definitions. */
 	fixedTokens: number;
 	tools: Record<string, SnipTool>;
+	/** The system prompt and tool definitions sent with the messages: with both, the pipeline keeps the request. */
+	system?: SystemSegment[];
+	definitions?: ToolDefinition[];
+	/** Turns projected messages into the ones sent (image references resolved); the identity when absent. */
+	resolve?: (messages: Message[]) => Message[];
 }
 
 /**
@@ -36,6 +43,24 @@ export class ContextPipeline {
 	private readonly warnings: string[] = [];
 
 	private lastSentAt: number | undefined;
+
+	/** The request of the latest build and of the latest answered request (frames with system and definitions). */
+	private lastBuilt: { request: ModelRequest; resolve?: (messages: Message[]) => Message[] } | undefined;
+	private lastAnswered: { request: ModelRequest; resolve?: (messages: Message[]) => Message[] } | undefined;
+	/** Compactions in a row that left the prompt at or above the trigger. */
+	private fruitless = 0;
+	/** The stuck latch: set after two fruitless compactions, cleared when the prompt falls below the trigger. */
+	private stuck = false;
+	/** Calls whose results a checkpoint folded away, for the next build's `forgotten`. */
+	private folded: string[] = [];
+	/** Rounds already sent again after a context-length compaction. */
+	private readonly retried = new Set<number>();
+	/** The previous response's prompt size and the system/tools objects its request carried. */
+	private previous: { promptTokens: number; system: object; tools: object } | undefined;
+	/** Seconds between the previous request and the one being attributed. */
+	private previousIdle = 0;
+	/** What this pass changed in the prefix, for the next attribution. */
+	private changes: string[] = [];
 
 	constructor(
 		readonly settings: ContextSettings,
@@ -73,16 +98,159 @@ export class ContextPipeline {
 		return ids;
 	}
 
-	/** Rebuilds what is visible after a resume: every replace decision already in the ledger. */
+	/** Rebuilds what is visible after a resume: every replace decision and checkpoint already in the ledger. */
 	restore(entries: readonly Entry[]): void {
 		this.noteReplaced(
 			entries,
 			this.ledger.filter((decision): decision is ReplaceDecision => decision.kind === "replace"),
 		);
+		this.noteFolded(entries);
+		this.folded = [];
+	}
+
+	/** Remembers the calls whose results the newest checkpoint folded away; returns the ones new to the set. */
+	private noteFolded(entries: readonly Entry[]): string[] {
+		const round = Math.max(0, ...this.ledger.map((decision) => decision.round));
+		const checkpoint = activeCheckpoint(entries, this.ledger, round);
+		const ids: string[] = [];
+		for (const entry of entries.slice(0, checkpoint?.firstKept ?? 0)) {
+			const message = entry.message;
+			if (message.role !== "tool" || this.replacedCalls.has(message.toolCallId)) continue;
+			this.replacedCalls.add(message.toolCallId);
+			ids.push(message.toolCallId);
+		}
+		return ids;
+	}
+
+	/** The prompt tokens at which compaction starts: compactRatio × contextWindow; 0 (never) when the window is unknown. */
+	get compactTrigger(): number {
+		const { compactRatio, contextWindow } = this.settings;
+		return contextWindow > 0 ? compactRatio * contextWindow : 0;
+	}
+
+	/** The last request the provider answered, as sent (images resolved); undefined before the first answer. */
+	get lastRequest(): ModelRequest | undefined {
+		const last = this.lastAnswered;
+		if (!last) return undefined;
+		return last.resolve ? { ...last.request, messages: last.resolve(last.request.messages) } : last.request;
+	}
+
+	/** Estimated prompt tokens of the request for `round` before this round's policy pass, calibrated by the last usage. */
+	estimatePrompt(entries: readonly Entry[], round: number, fixedTokens: number): number {
+		return Math.round((fixedTokens + measureMessages(project(entries, this.ledger, round)).tokens) * this.calibration);
+	}
+
+	/**
+	 * True when a request of `promptTokens` has reached the compaction trigger and the stuck latch is not set. A prompt
+	 * below the trigger clears the latch. Always false when the window is unknown.
+	 */
+	needsCompaction(promptTokens: number): boolean {
+		const trigger = this.compactTrigger;
+		if (trigger <= 0) return false;
+		if (promptTokens < trigger) {
+			this.stuck = false;
+			this.fruitless = 0;
+			return false;
+		}
+		return !this.stuck;
+	}
+
+	/**
+	 * True the first time it is asked for `round`: a round that hit a context-length error is compacted and sent
+	 * again once, never twice.
+	 */
+	claimRetry(round: number): boolean {
+		if (this.retried.has(round)) return false;
+		this.retried.add(round);
+		return true;
+	}
+
+	/**
+	 * Takes a compaction checkpoint before the request for `round` (src/agent/compactor.ts): the summary request
+	 * replays the last answered request (or, in a session that sent none yet, the one rebuilt from the transcript
+	 * with `frame`'s system and definitions). The checkpoint joins the ledger and is announced by a `decision` event;
+	 * a `compaction` event follows. Two compactions in a row that leave the prompt at or above the trigger (a
+	 * compaction with nothing to fold counts as one) set the stuck latch with one `warning`; automatic compactions
+	 * then stop (`needsCompaction`) until the prompt falls below the trigger. `compacted` is false when nothing was
+	 * folded. Never throws.
+	 */
+	async compact(input: {
+		provider: Provider;
+		entries: readonly Entry[];
+		round: number;
+		frame: RequestFrame;
+		trigger: CompactionTrigger;
+		signal?: AbortSignal;
+		sessionId?: string;
+	}): Promise<{ compacted: boolean; events: AgentEvent[] }> {
+		const { entries, round, frame } = input;
+		const calibrated = (messages: Message[]) =>
+			Math.round((frame.fixedTokens + measureMessages(messages).tokens) * this.calibration);
+		const rebuilt =
+			frame.system && frame.definitions
+				? rebuildLastRequest(entries, this.ledger, { system: frame.system, tools: frame.definitions })
+				: undefined;
+		const lastRequest =
+			this.lastRequest ??
+			(rebuilt && frame.resolve ? { ...rebuilt, messages: frame.resolve(rebuilt.messages) } : rebuilt);
+		const result = await compact({
+			provider: input.provider,
+			lastRequest,
+			entries,
+			ledger: this.ledger,
+			round,
+			settings: this.settings,
+			trigger: input.trigger,
+			tokensBefore: calibrated(project(entries, this.ledger, round)),
+			measure: calibrated,
+			signal: input.signal,
+			sessionId: input.sessionId,
+		});
+		const events: AgentEvent[] = result ? [...result.events] : [];
+		if (result) {
+			this.ledger.push(result.decision);
+			this.folded.push(...this.noteFolded(entries));
+			this.changes.push(`compaction checkpoint (${result.decision.source})`);
+		} else if (input.trigger === "manual" && !input.signal?.aborted) {
+			events.push({ type: "warning", message: "compaction: nothing to compact yet" });
+		}
+		if (input.signal?.aborted) return { compacted: result !== undefined, events };
+		const trigger = this.compactTrigger;
+		const relieved = result !== undefined && (trigger > 0 ? result.decision.tokensAfter < trigger : true);
+		this.fruitless = relieved ? 0 : this.fruitless + 1;
+		if (this.fruitless >= 2 && !this.stuck && input.trigger !== "manual") {
+			this.stuck = true;
+			events.push({
+				type: "warning",
+				message: `compaction brings no relief: the prompt stays at or above ${Math.round(trigger)} tokens (context.compactRatio ${this.settings.compactRatio} × a ${this.settings.contextWindow}-token window); no more automatic compactions until it falls below`,
+			});
+		}
+		return { compacted: result !== undefined, events };
+	}
+
+	/**
+	 * Attributes a response's cache figures (hit, cold start, TTL expiry, or the prefix changes snowpea made since
+	 * the previous request, named). Call once per response, with the system prompt and tools that request carried.
+	 */
+	attribute(usage: Usage, system: object, tools: object): CacheAttribution {
+		const changes = [...this.changes];
+		if (this.previous && this.previous.system !== system) changes.push("system prompt changed");
+		if (this.previous && this.previous.tools !== tools) changes.push("tool list changed (a deferred tool was loaded)");
+		const attribution = attributeCache({
+			usage,
+			previousPromptTokens: this.previous?.promptTokens,
+			idleSeconds: this.previous ? this.previousIdle : 0,
+			ttlSeconds: this.sheet.ttlSeconds,
+			changes,
+		});
+		this.previous = { promptTokens: usage.input, system, tools };
+		this.changes = [];
+		return attribution;
 	}
 
 	/** Calibrates token estimates with the provider's real count for the last request. */
 	observeUsage(usage: Usage): void {
+		this.lastAnswered = this.lastBuilt;
 		if (this.lastEstimate > 0 && usage.input > 0) {
 			const ratio = usage.input / this.lastEstimate;
 			if (ratio > 0.25 && ratio < 4) this.calibration = ratio;
@@ -91,7 +259,8 @@ export class ContextPipeline {
 
 	/**
 	 * The messages of the request for `round`, after the policy's new decisions (if any).
-	 * `forgotten` lists the calls whose results this pass replaced (for the repeat guard).
+	 * `forgotten` lists the calls whose results this pass replaced or a checkpoint since the last build folded away
+	 * (for the repeat guard). With `frame.system` and `frame.definitions`, the request is kept for compaction.
 	 */
 	build(
 		entries: readonly Entry[],
@@ -111,15 +280,21 @@ export class ContextPipeline {
 			tools: frame.tools,
 			economy: { sheet: this.sheet, idleSeconds: this.lastSentAt === undefined ? 0 : this.now() - this.lastSentAt },
 		});
-		let forgotten: string[] = [];
+		this.previousIdle = this.lastSentAt === undefined ? 0 : this.now() - this.lastSentAt;
+		let forgotten: string[] = this.folded.splice(0);
 		let messages = before;
 		if (decisions.length > 0) {
 			const kept = this.writeSpills(entries, decisions);
 			this.ledger.push(...kept);
-			forgotten = this.noteReplaced(entries, kept);
+			forgotten = [...forgotten, ...this.noteReplaced(entries, kept)];
 			for (const decision of kept) {
 				const { kind, round: decided, ...body } = decision;
 				events.push({ type: "decision", round: decided, kind, body: { ...body } });
+			}
+			if (kept.length > 0) {
+				const reasons = new Map<string, number>();
+				for (const decision of kept) reasons.set(decision.reason, (reasons.get(decision.reason) ?? 0) + 1);
+				for (const [reason, count] of reasons) this.changes.push(`elision: ${reason} ×${count}`);
 			}
 			if (report && kept.length > 0) {
 				events.push({
@@ -137,6 +312,10 @@ export class ContextPipeline {
 		for (const message of this.warnings.splice(0)) events.push({ type: "warning", message });
 		this.lastEstimate = frame.fixedTokens + measureMessages(messages).tokens;
 		this.lastSentAt = this.now();
+		this.lastBuilt =
+			frame.system && frame.definitions
+				? { request: { system: frame.system, tools: frame.definitions, messages }, resolve: frame.resolve }
+				: undefined;
 		return { messages, events, forgotten };
 	}
 

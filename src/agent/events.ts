@@ -1,4 +1,5 @@
 import type { Message, ProviderError, StopReason, Usage } from "../llm/types.js";
+import type { CacheAttribution } from "./cache-attribution.js";
 
 /** Bytes and estimated tokens of one part of a request. */
 export interface PartSize {
@@ -39,7 +40,8 @@ export type AgentEvent =
 			display?: string;
 			errorCode?: string;
 	  }
-	| { type: "usage"; round: number; usage: Usage }
+	/** A response's token use, and (with a price sheet known) why it read what it read from the cache. */
+	| { type: "usage"; round: number; usage: Usage; cache?: CacheAttribution }
 	| { type: "context"; report: ContextReport }
 	| { type: "retry"; attempt: number; delayMs: number; reason: string }
 	/** A decision the session must remember (stored in its ledger): e.g. a deferred tool loaded for the session. */
@@ -55,6 +57,21 @@ export type AgentEvent =
 			toolResultBytesAfter: number;
 			/** "auto" only: ΔT, S, R, warm probability, expected saving and batch size it was priced with. */
 			reason?: Record<string, number | boolean>;
+	  }
+	/**
+	 * A compaction checkpoint was taken before this round's request (its `decision` event carries the checkpoint).
+	 * Tokens are estimates calibrated by the last real usage; `usage` is the summary call's own, when one was made.
+	 */
+	| {
+			type: "compaction";
+			round: number;
+			/** "summary": the model wrote it; "digest": the mechanical stand-in. */
+			source: "summary" | "digest";
+			/** What started it: the prompt reached compactRatio × window, the provider said the prompt is too long, or a person asked. */
+			trigger: "size" | "context_length" | "manual";
+			tokensBefore: number;
+			tokensAfter: number;
+			usage?: Usage;
 	  }
 	| { type: "warning"; message: string }
 	| { type: "turn.done"; stopReason: TurnStopReason; rounds: number }

@@ -16,7 +16,7 @@ import type {
 import { writeSpill } from "../tools/spill.js";
 import type { Tool, ToolContext, ToolResult } from "../tools/tool.js";
 import type { Toolset } from "../tools/toolset.js";
-import { ContextPipeline } from "./context-pipeline.js";
+import { ContextPipeline, type RequestFrame } from "./context-pipeline.js";
 import type { AgentEvent, TurnStopReason } from "./events.js";
 import { DEFAULT_MAX_IMAGES_PER_REQUEST, imagesMessage, resolveImages } from "./images.js";
 import { measureRequest, measureSystem, measureTools } from "./measure.js";
@@ -77,7 +77,7 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<AgentEvent>
 	entries.push({ message: options.input, round });
 	yield { type: "message", round, message: options.input };
 
-	for (let used = 0; ; used++) {
+	rounds: for (let used = 0; ; used++) {
 		if (options.signal.aborted) return yield* done("aborted", used);
 		if (used >= options.maxToolRounds) return yield* done("max_rounds", used);
 		round = options.firstRound + used;
@@ -85,7 +85,31 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<AgentEvent>
 		const tools = options.toolset.definitions();
 		const system = typeof options.system === "function" ? options.system() : options.system;
 		const fixedTokens = measureSystem(system).tokens + measureTools(tools).tokens;
-		const built = context.build(entries, round, { fixedTokens, tools: tiers });
+		// The frame carries what the request is sent with, so the pipeline can replay it for a compaction summary.
+		const images = {
+			vision: options.vision ?? true,
+			maxImages: options.maxImagesPerRequest ?? DEFAULT_MAX_IMAGES_PER_REQUEST,
+		};
+		const frame: RequestFrame = {
+			fixedTokens,
+			tools: tiers,
+			system,
+			definitions: tools,
+			resolve: (messages) => resolveImages(messages, images),
+		};
+		const compaction = {
+			provider: options.provider,
+			entries,
+			round,
+			frame,
+			signal: options.signal,
+			sessionId: options.sessionId,
+		};
+		// Between rounds: once the prompt reaches context.compactRatio × window, fold the older conversation.
+		if (context.needsCompaction(context.estimatePrompt(entries, round, fixedTokens))) {
+			for (const event of (await context.compact({ ...compaction, trigger: "size" })).events) yield event;
+		}
+		const built = context.build(entries, round, frame);
 		for (const event of built.events) yield event;
 		options.guard?.forget(built.forgotten);
 		const projected: ModelRequest = { system, tools, messages: built.messages };
@@ -113,6 +137,15 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<AgentEvent>
 				answer = { message: event.message, stopReason: event.stopReason, usage: event.usage };
 			else if (event.type === "error") {
 				if (event.error.kind === "aborted" || options.signal.aborted) return yield* done("aborted", used + 1);
+				// The prompt does not fit the window: compact, then send this round again, once.
+				if (event.error.kind === "context_length" && context.claimRetry(round)) {
+					const compacted = await context.compact({ ...compaction, trigger: "context_length" });
+					for (const compactionEvent of compacted.events) yield compactionEvent;
+					if (compacted.compacted) {
+						used--;
+						continue rounds;
+					}
+				}
 				yield { type: "error", message: event.error.message, kind: event.error.kind };
 				return yield* done("error", used + 1);
 			}
@@ -121,7 +154,8 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<AgentEvent>
 			yield { type: "error", message: "the provider ended without an answer", kind: "malformed" };
 			return yield* done("error", used + 1);
 		}
-		yield { type: "usage", round, usage: answer.usage };
+		const cache = context.attribute(answer.usage, system, tools);
+		yield { type: "usage", round, usage: answer.usage, cache };
 		context.observeUsage(answer.usage);
 		entries.push({ message: answer.message, round });
 		yield { type: "message", round, message: answer.message };

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import type { AgentEvent } from "../agent/events.js";
 import type { Message } from "../llm/types.js";
 import { type SessionInfo, SessionStore } from "../session/store.js";
 import type { Output } from "./render.js";
@@ -40,6 +41,7 @@ export function showSession(id: string, output: Output): void {
 		output.out(
 			`usage: ${totals.requests} requests, input ${totals.input} tokens (cache read ${totals.cacheRead}, cache write ${totals.cacheWrite}), output ${totals.output}\n\n`,
 		);
+		output.out(cacheSummary(store.events(session.id, { types: ["usage"] }).map((entry) => entry.event)));
 		for (const entry of store.messages(session.id)) output.out(`[round ${entry.round}] ${brief(entry.message)}\n`);
 	});
 }
@@ -58,6 +60,24 @@ export function exportSession(id: string, format: string, output: Output): void 
 		output.out(header(session).replace(/^/gm, "> "));
 		for (const message of messages) output.out(`\n${markdown(message)}\n`);
 	});
+}
+
+/** The cache attribution of every response: counts by kind, then each miss with its round and reason. */
+function cacheSummary(events: readonly AgentEvent[]): string {
+	const counts = new Map<string, number>();
+	const misses: string[] = [];
+	for (const event of events) {
+		if (event.type !== "usage" || !event.cache) continue;
+		const { kind, reused, because } = event.cache;
+		counts.set(kind, (counts.get(kind) ?? 0) + 1);
+		if (kind !== "hit") {
+			const why = because ? ` — ${because.join(", ")}` : "";
+			misses.push(`  round ${event.round}: ${kind.replace("_", " ")} (${Math.round(reused * 100)}% reused)${why}\n`);
+		}
+	}
+	if (counts.size === 0) return "";
+	const line = [...counts].map(([kind, count]) => `${count} ${kind.replace("_", " ")}`).join(", ");
+	return `cache: ${line}\n${misses.join("")}\n`;
 }
 
 function header(session: SessionInfo): string {

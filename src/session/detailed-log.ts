@@ -17,7 +17,9 @@ import type { AgentEvent } from "../agent/events.js";
  * of the same file, also across restarts (the next seq continues from the file's last line).
  * Per round: a `request` event (round, request_bytes, tool_result_bytes, estimated_tokens) and a `response` event
  * (round, input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, tool_result_bytes), and an `elision`
- * event (round, kind, count, reclaimed_bytes, tool_result_bytes after) for every context pass that changed something.
+ * event (round, kind, count, reclaimed_bytes, tool_result_bytes after) for every context pass that changed something,
+ * and a `compaction` event (round, source, trigger, tokens_before, tokens_after, and the summary call's input, cached
+ * and output tokens when it made one) for every compaction checkpoint.
  */
 export class DetailedLog {
 	private seq: number;
@@ -67,6 +69,21 @@ export class DetailedLog {
 				tool_result_bytes: event.toolResultBytesAfter,
 				...(event.reason ? { reason: event.reason } : {}),
 			});
+		} else if (event.type === "compaction") {
+			this.write("compaction", {
+				round: event.round,
+				source: event.source,
+				trigger: event.trigger,
+				tokens_before: event.tokensBefore,
+				tokens_after: event.tokensAfter,
+				...(event.usage
+					? {
+							input_tokens: event.usage.input,
+							cached_input_tokens: event.usage.cacheRead,
+							output_tokens: event.usage.output,
+						}
+					: {}),
+			});
 		} else if (event.type === "usage") {
 			this.write("response", {
 				round: event.round,
@@ -75,6 +92,8 @@ export class DetailedLog {
 				cache_write_tokens: event.usage.cacheWrite,
 				output_tokens: event.usage.output,
 				tool_result_bytes: this.toolResultBytes,
+				...(event.cache ? { cache: event.cache.kind, cache_reused: event.cache.reused } : {}),
+				...(event.cache?.because ? { cache_because: event.cache.because } : {}),
 			});
 		}
 	}

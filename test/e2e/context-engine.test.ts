@@ -93,6 +93,9 @@ describe.skipIf(!cliBuilt)("the context engine, end to end", () => {
 			CONTEXT_KEEP_RECENT_RESULTS: "1",
 		});
 		const budgetBreaks = cacheBreaks(fake);
+		const show = await runCli(["sessions", "show", budget.sessionId], { env: cliEnv(budget.home), cwd: tempDir() });
+		expect(show.stdout).toMatch(/cache: .*\d+ hit/);
+		expect(show.stdout).toMatch(/round \d+: prefix change \(\d+% reused\) — elision: elide ×\d+/);
 		expect(rounds.result.code).toBe(0);
 		expect(budget.result.code).toBe(0);
 		const texts = toolTexts(fake.requests[13] as RecordedRequest);
@@ -152,6 +155,15 @@ describe.skipIf(!cliBuilt)("the context engine, end to end", () => {
 		}
 		const responses = records.filter((record) => record.event === "response");
 		expect(responses).toHaveLength(5);
+		// every response is attributed: the first is a cold start, each elision names itself as the prefix change
+		expect(responses.map((record) => record.cache)).toEqual([
+			"cold_start",
+			"hit",
+			"prefix_change",
+			"prefix_change",
+			"prefix_change",
+		]);
+		expect(responses[2]?.cache_because).toEqual(["elision: elide ×1"]);
 		const seqs = records.map((record) => record.seq as number);
 		expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
 	});

@@ -10,7 +10,8 @@ import {
 import { ConsoleBuffer } from "./console-buffer.js";
 import { findChromium } from "./find-chromium.js";
 import type { PageState } from "./page-text.js";
-import { checkUrl, createUrlChecker, type HostLookup, type UrlVerdict } from "./url-policy.js";
+import { type PolicyProxy, startPolicyProxy } from "./policy-proxy.js";
+import { checkUrl, createUrlChecker, type HostLookup, type UrlPolicyOptions, type UrlVerdict } from "./url-policy.js";
 
 /** Flags for a headless Chromium that stays quiet: no background traffic, no updates, no QUIC. */
 export const CHROMIUM_ARGS: readonly string[] = [
@@ -23,6 +24,19 @@ export const CHROMIUM_ARGS: readonly string[] = [
 	"--disable-sync",
 ];
 
+/**
+ * Flags that leave Chromium one way out, the policy proxy: every request goes through it (loopback too, which
+ * Chromium would otherwise send directly), and no host resolves for a direct connection except the proxy's own
+ * address (the resolver rules apply to IP literals as well).
+ */
+export function proxyArguments(proxy: { host: string; port: number }): string[] {
+	return [
+		`--proxy-server=http://${proxy.host}:${proxy.port}`,
+		"--proxy-bypass-list=<-loopback>",
+		`--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE ${proxy.host}`,
+	];
+}
+
 export const VIEWPORT = { width: 1280, height: 800 } as const;
 /** How long a navigation may take before the page is read as it is. */
 export const NAVIGATION_TIMEOUT_MS = 30_000;
@@ -31,12 +45,22 @@ export interface BrowserSessionOptions {
 	/** `browser.executablePath`; undefined looks in the usual places (see findChromium). */
 	executablePath?: string;
 	allowPrivate: boolean;
-	/** DNS for the URL policy (tests pass a fake). */
+	/** More hosts refused like cloud-metadata ones (see UrlPolicyOptions.refuseHosts). */
+	refuseHosts?: readonly string[];
+	/** When set, the only hosts the browser may open (see UrlPolicyOptions.onlyHosts). */
+	onlyHosts?: readonly string[];
+	/** DNS for the URL policy and the proxy (tests pass a fake). */
 	lookup?: HostLookup;
 }
 
 /** A refused URL the page tried to show in its main frame. */
 export type Refusal = Extract<UrlVerdict, { allowed: false }>;
+
+interface Launched {
+	browser: Browser;
+	context: BrowserContext;
+	proxy: PolicyProxy;
+}
 
 /** A failure that is not the page's fault: no Chromium, a launch that failed. */
 export interface BrowserUnavailable {
@@ -60,20 +84,29 @@ export function errorLine(error: unknown): string {
  * One headless Chromium for one agent session: launched on first use, one context (viewport 1280×800, service workers
  * blocked so every request is seen), and the page the tools act on (the newest open tab).
  *
- * The URL policy is enforced three ways: every request is routed and requests to refused hosts are aborted; a
- * redirect into a refused host (which routing does not see) stops the frame's navigation; and `enforce` checks the
- * URL every frame is on after each action, sending a refused page to about:blank before anything is read from it.
+ * The URL policy is enforced before anything leaves the machine: Chromium's only way out is the policy proxy (see
+ * startPolicyProxy), which refuses to connect to a refused host, so no redirect hop, preconnect, WebSocket or worker
+ * request reaches one. On top of that, for reporting and as further lines of defence: every request is routed and
+ * requests to refused hosts are aborted inside the browser; a redirect into a refused host (which routing does not
+ * see: Playwright continues redirect hops itself) stops the frame's navigation; and `enforce` checks the URL every
+ * frame is on after each action, sending a refused page to about:blank before anything is read from it.
  */
 export class BrowserSession {
 	readonly console = new ConsoleBuffer();
 	private readonly checker: { check(url: string): Promise<UrlVerdict> };
-	private launching: Promise<{ browser: Browser; context: BrowserContext } | BrowserUnavailable> | undefined;
+	private readonly policy: UrlPolicyOptions;
+	private launching: Promise<Launched | BrowserUnavailable> | undefined;
 	private current: Page | undefined;
 	private readonly refusals: Refusal[] = [];
 	private readonly pending = new Set<Promise<unknown>>();
 
 	constructor(private readonly options: BrowserSessionOptions) {
-		this.checker = createUrlChecker({ allowPrivate: options.allowPrivate }, options.lookup);
+		this.policy = {
+			allowPrivate: options.allowPrivate,
+			refuseHosts: options.refuseHosts,
+			onlyHosts: options.onlyHosts,
+		};
+		this.checker = createUrlChecker(this.policy, options.lookup);
 	}
 
 	/** True once a page has been opened (the browser was launched). */
@@ -113,7 +146,7 @@ export class BrowserSession {
 		}
 	}
 
-	/** Closes the browser. Never rejects; the next use launches a new one. */
+	/** Closes the browser and its proxy. Never rejects; the next use launches a new one. */
 	async close(): Promise<void> {
 		const launching = this.launching;
 		this.launching = undefined;
@@ -122,20 +155,28 @@ export class BrowserSession {
 		const launched = await launching;
 		if ("error" in launched) return;
 		await launched.browser.close().catch(noop);
+		await launched.proxy.close();
 	}
 
-	private async launch(): Promise<{ browser: Browser; context: BrowserContext } | BrowserUnavailable> {
+	private async launch(): Promise<Launched | BrowserUnavailable> {
 		const found = findChromium(this.options.executablePath);
 		if ("error" in found) return { error: found.error, code: "browser_not_installed" };
+		let proxy: PolicyProxy;
+		try {
+			proxy = await startPolicyProxy({ policy: this.policy, lookup: this.options.lookup });
+		} catch (error) {
+			return { error: `the browser's proxy did not start: ${errorLine(error)}`, code: "browser_launch_failed" };
+		}
 		let browser: Browser;
 		try {
 			browser = await chromium.launch({
 				executablePath: found.path,
 				headless: true,
-				args: [...CHROMIUM_ARGS],
+				args: [...CHROMIUM_ARGS, ...proxyArguments(proxy)],
 				timeout: 60_000,
 			});
 		} catch (error) {
+			await proxy.close();
 			return {
 				error: `Chromium at ${found.path} did not start: ${errorLine(error)}; check the install or set browser.executablePath`,
 				code: "browser_launch_failed",
@@ -153,15 +194,20 @@ export class BrowserSession {
 			browser.on("disconnected", () => {
 				this.launching = undefined;
 				this.current = undefined;
+				proxy.close().catch(noop);
 			});
-			return { browser, context };
+			return { browser, context, proxy };
 		} catch (error) {
 			await browser.close().catch(noop);
+			await proxy.close();
 			return { error: `Chromium did not open a page: ${errorLine(error)}`, code: "browser_launch_failed" };
 		}
 	}
 
-	/** Every request passes here: requests to refused hosts are aborted before they leave the browser. */
+	/**
+	 * Every request but redirect hops passes here: requests to refused hosts are aborted before they leave the browser
+	 * and reported; the rest go on to the policy proxy.
+	 */
 	private async route(route: Route): Promise<void> {
 		const request = route.request();
 		const url = request.url();
@@ -199,10 +245,7 @@ export class BrowserSession {
 			const location = message.location();
 			// A message about a refused URL (the "Failed to load resource" of a blocked redirect) would leak what that
 			// page answered; the refusal itself is reported instead.
-			if (
-				WEB_SCHEMES.test(location.url) &&
-				!checkUrl(location.url, { allowPrivate: this.options.allowPrivate }).allowed
-			) {
+			if (WEB_SCHEMES.test(location.url) && !checkUrl(location.url, this.policy).allowed) {
 				return;
 			}
 			const where = location.url ? ` (${location.url}:${location.lineNumber + 1})` : "";
@@ -219,7 +262,8 @@ export class BrowserSession {
 		page.on("close", () => {
 			if (this.current === page) this.current = undefined;
 		});
-		// Routing does not see the hops of a redirect: stop a navigation whose redirect leads somewhere refused.
+		// Routing does not see the hops of a redirect (the proxy refused to open a refused one): stop a navigation whose
+		// redirect leads somewhere refused, and report it.
 		page.on("request", (request) => {
 			if (!request.redirectedFrom() || !WEB_SCHEMES.test(request.url())) return;
 			const pending = this.checker.check(request.url()).then(async (verdict) => {

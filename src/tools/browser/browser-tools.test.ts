@@ -1,8 +1,10 @@
+import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Duplex } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Tool, ToolContext, ToolResult } from "../tool.js";
 import { createBrowserTools } from "./browser-tools.js";
@@ -102,7 +104,11 @@ describe("browser tools in a session that may not open private addresses", () =>
 const chromium = findChromium();
 const skipReason = "error" in chromium ? ` (skipped: ${chromium.error})` : "";
 
-/** Pages the tests open. `/late` answers only when the test calls releaseLate(). */
+/**
+ * Pages the tests open. `/late` answers only when the test calls releaseLate(). WATCHED is replaced by the address of
+ * the watched server: a second loopback server the policy refuses (it stands in for the metadata service), so any
+ * connection that reaches it is a request the browser should never have made.
+ */
 const PAGES: Record<string, string> = {
 	"/page": "<title>Hello page</title><body><h1>Welcome aboard</h1><p>The quick brown fox.</p></body>",
 	"/click": `<title>Click</title><body><button id="go" onclick="document.getElementById('out').textContent='button was clicked'">Go</button><p id="out">waiting for a click</p></body>`,
@@ -117,26 +123,68 @@ addEventListener('keyup', (event) => { document.getElementById('out').textConten
 	"/late": `<title>Late</title><body><p>late page</p><script>console.error('logged at load');
 fetch('/held').then(() => { console.warn('late warning'); setTimeout(() => { throw new Error('late failure'); }); setTimeout(() => fetch('/done'), 0); });</script></body>`,
 	"/shots": `<title>Shots</title><body style="margin:0"><div id="box" style="width:200px;height:120px;background:#c33"></div><p>tall</p><div style="height:3000px"></div></body>`,
-	"/links": `<title>Links</title><body><a id="meta" href="http://0xa9fea9fe/latest/meta-data/">metadata</a><a id="hop" href="/redirect">hop</a></body>`,
+	"/links": `<title>Links</title><body><a id="meta" href="http://0xa9fea9fe/latest/meta-data/">metadata</a><a id="watched" href="WATCHED/direct">watched</a>
+<a id="hop" href="/redirect">hop</a><a id="chain" href="/chain">chain</a></body>`,
+	"/socket": `<title>Socket</title><body><p>socket page</p>
+<script>const socket = new WebSocket(location.origin.replace("http:", "ws:") + "/echo"); socket.onmessage = (event) => fetch("/socket-said-" + event.data);</script></body>`,
+	"/hidden": `<title>Hidden requests</title><body><p>a page with requests routing does not see</p>
+<link rel="preconnect" href="WATCHED"><img src="/image-redirect">
+<script>const socket = new WebSocket("WATCHED/socket".replace("http:", "ws:")); socket.onclose = () => fetch("/socket-closed");</script></body>`,
+};
+
+/** Redirects the main server answers with: path → Location (WATCHED replaced as in PAGES). */
+const REDIRECTS: Record<string, string> = {
+	"/redirect": "WATCHED/latest/meta-data/",
+	"/chain": "/chain-2",
+	"/chain-2": "WATCHED/chained",
+	"/image-redirect": "WATCHED/pixel.png",
 };
 
 describe.skipIf("error" in chromium)(`browser tools against a real Chromium${skipReason}`, () => {
 	let server: Server;
 	let base = "";
+	let watchedServer: Server;
+	let watched = "";
+	let watchedConnections = 0;
+	const sockets = new Set<Duplex>();
+	const seen = new Map<string, () => void>();
+	/** Resolves when the main server has been asked for `path` (register before the request can happen). */
+	const requested = (path: string) =>
+		new Promise<void>((resolve) => {
+			seen.set(path, resolve);
+		});
 	let releaseHeld: () => void = () => {};
 	let doneSeen: Promise<void> = Promise.resolve();
 	let markDone: () => void = () => {};
 	let vision = true;
 	const attachments = join(root, "attachments");
-	const browser = createBrowserTools({ attachmentDirectory: () => attachments, vision: () => vision });
+	const browser = createBrowserTools({
+		attachmentDirectory: () => attachments,
+		vision: () => vision,
+		refuseHosts: ["localhost"],
+		// Chromium's own background requests (component updates, autofill) are refused by the proxy before any DNS.
+		onlyHosts: ["127.0.0.1", "localhost"],
+	});
 	const call = (name: string, args: Record<string, unknown> = {}): Promise<ToolResult> =>
 		toolNamed(browser.tools, name).execute(JSON.stringify(args), context);
 
 	beforeAll(async () => {
+		watchedServer = createServer((_request, response) => {
+			response.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+			response.end("<title>Watched</title>watched secret");
+		});
+		watchedServer.on("connection", () => {
+			watchedConnections += 1;
+		});
+		await new Promise<void>((resolve) => watchedServer.listen(0, "127.0.0.1", resolve));
+		watched = `http://localhost:${(watchedServer.address() as AddressInfo).port}`;
+
 		server = createServer((request, response) => {
 			const path = request.url ?? "/";
-			if (path === "/redirect") {
-				response.writeHead(302, { location: "http://169.254.169.254/latest/meta-data/" });
+			seen.get(path)?.();
+			const location = REDIRECTS[path];
+			if (location) {
+				response.writeHead(302, { location: location.replace("WATCHED", watched) });
 				response.end();
 				return;
 			}
@@ -151,7 +199,18 @@ describe.skipIf("error" in chromium)(`browser tools against a real Chromium${ski
 			}
 			const page = PAGES[path];
 			response.writeHead(page ? 200 : 404, { "content-type": "text/html; charset=utf-8" });
-			response.end(page ?? "<title>Missing</title>not found");
+			response.end(page?.replaceAll("WATCHED", watched) ?? "<title>Missing</title>not found");
+		});
+		// A WebSocket endpoint that greets and stays open (the handshake by hand: RFC 6455, section 4.2.2).
+		server.on("upgrade", (request, socket) => {
+			const key = String(request.headers["sec-websocket-key"] ?? "");
+			const accept = createHash("sha1").update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest("base64");
+			socket.write(
+				`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`,
+			);
+			socket.write(Buffer.from([0x81, 5, ...Buffer.from("hello")]));
+			socket.on("error", () => socket.destroy());
+			sockets.add(socket);
 		});
 		await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
 		base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -159,8 +218,11 @@ describe.skipIf("error" in chromium)(`browser tools against a real Chromium${ski
 
 	afterAll(async () => {
 		await browser.close();
-		server.closeAllConnections();
-		await new Promise((resolve) => server.close(resolve));
+		for (const socket of sockets) socket.destroy();
+		for (const each of [server, watchedServer]) {
+			each.closeAllConnections();
+			await new Promise((resolve) => each.close(resolve));
+		}
 	});
 
 	it("navigates and returns the title, url and visible text", async () => {
@@ -274,27 +336,57 @@ describe.skipIf("error" in chromium)(`browser tools against a real Chromium${ski
 		}
 	});
 
-	it("refuses a redirect into the metadata address without returning anything from that page", async () => {
+	it("refuses a redirect into a refused host before any request reaches it, and reads nothing", async () => {
 		const result = await call("browser_navigate", { url: `${base}/redirect` });
 		expect(result.ok).toBe(false);
 		expect(result.errorCode).toBe("url_blocked");
-		expect(result.content).toContain("http://169.254.169.254/latest/meta-data/");
+		expect(result.content).toContain(`${watched}/latest/meta-data/`);
 		expect(result.content).toContain("nothing from that page was read");
-		expect(result.content).not.toMatch(/Title:|URL:/);
+		expect(result.content).not.toMatch(/Title:|URL:|watched secret/);
+		expect(watchedConnections).toBe(0);
 		const after = await call("browser_snapshot");
 		expect(after.content).toContain("URL: about:blank");
 	});
 
-	it("refuses a click that lands on a metadata address, directly or through a redirect", async () => {
+	it("refuses the second hop of a redirect chain without contacting it", async () => {
+		const result = await call("browser_navigate", { url: `${base}/chain` });
+		expect(result.errorCode).toBe("url_blocked");
+		expect(result.content).toContain(`${watched}/chained`);
+		expect(result.content).not.toContain("watched secret");
+		expect(watchedConnections).toBe(0);
+	});
+
+	it("refuses a click that lands on a refused host, directly or through redirects, without contacting it", async () => {
 		await call("browser_navigate", { url: `${base}/links` });
 		const direct = await call("browser_click", { selector: "#meta" });
 		expect(direct.ok).toBe(false);
 		expect(direct.errorCode).toBe("url_blocked");
 		expect(direct.content).toContain("169.254.169.254");
-		await call("browser_navigate", { url: `${base}/links` });
-		const hop = await call("browser_click", { selector: "#hop" });
-		expect(hop.ok).toBe(false);
-		expect(hop.errorCode).toBe("url_blocked");
-		expect(hop.content).not.toMatch(/Title:|URL:/);
+		for (const selector of ["#watched", "#hop", "#chain"]) {
+			await call("browser_navigate", { url: `${base}/links` });
+			const clicked = await call("browser_click", { selector });
+			expect(clicked.ok, selector).toBe(false);
+			expect(clicked.errorCode, selector).toBe("url_blocked");
+			expect(clicked.content, selector).not.toMatch(/Title:|URL:|watched secret/);
+		}
+		expect(watchedConnections).toBe(0);
+	});
+
+	it("still lets a page talk to an allowed WebSocket (through the proxy)", async () => {
+		const greeted = requested("/socket-said-hello");
+		const result = await call("browser_navigate", { url: `${base}/socket` });
+		expect(result.ok, result.content).toBe(true);
+		await greeted;
+	});
+
+	it("never connects to a refused host for a subresource redirect, a preconnect or a WebSocket", async () => {
+		const socketClosed = requested("/socket-closed");
+		const result = await call("browser_navigate", { url: `${base}/hidden` });
+		expect(result.ok, result.content).toBe(true);
+		expect(result.content).toContain("a page with requests routing does not see");
+		await socketClosed;
+		const report = await call("browser_console");
+		expect(`${result.content}\n${report.content}`).toContain(`[refused] redirect to ${watched}/pixel.png`);
+		expect(watchedConnections).toBe(0);
 	});
 });

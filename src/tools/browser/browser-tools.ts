@@ -24,6 +24,10 @@ export interface BrowserToolsOptions {
 	vision: () => boolean;
 	/** Loopback and LAN addresses may be opened (CLI sessions): default true. Cloud metadata is refused regardless. */
 	allowPrivate?: boolean;
+	/** More hosts refused like cloud-metadata ones (tests stand a loopback server in for the metadata service). */
+	refuseHosts?: readonly string[];
+	/** When set, the only hosts the browser may open; Chromium's own background requests included (tests). */
+	onlyHosts?: readonly string[];
 }
 
 /** The deferred group every browser tool belongs to. */
@@ -48,6 +52,8 @@ export function createBrowserTools(options: BrowserToolsOptions): { tools: Tool[
 	const session = new BrowserSession({
 		executablePath: options.executablePath,
 		allowPrivate: options.allowPrivate ?? true,
+		refuseHosts: options.refuseHosts,
+		onlyHosts: options.onlyHosts,
 	});
 	let queue: Promise<unknown> = Promise.resolve();
 	let screenshots = 0;

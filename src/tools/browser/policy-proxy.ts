@@ -1,5 +1,5 @@
 import type { LookupAddress } from "node:dns";
-import { Agent, createServer, type IncomingMessage, request as httpRequest, type ServerResponse } from "node:http";
+import { Agent, createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import { connect, isIPv6, type LookupFunction, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import {
@@ -184,7 +184,13 @@ export async function startPolicyProxy(options: PolicyProxyOptions): Promise<Pol
 			lookup: fixedLookup(where.addresses),
 		});
 		upstream.on("response", (incoming) => {
-			response.writeHead(incoming.statusCode ?? 502, incoming.statusMessage, endToEnd(incoming.rawHeaders));
+			try {
+				response.writeHead(incoming.statusCode ?? 502, incoming.statusMessage, endToEnd(incoming.rawHeaders));
+			} catch (error) {
+				incoming.destroy();
+				answer(response, 502, `${target.host} answered with headers that cannot be passed on: ${String(error)}`);
+				return;
+			}
 			incoming.pipe(response);
 			incoming.on("error", () => response.destroy());
 		});
@@ -196,7 +202,7 @@ export async function startPolicyProxy(options: PolicyProxyOptions): Promise<Pol
 		request.pipe(upstream);
 	};
 
-	/** Connects a raw client socket to an allowed host:port, then pipes both ways; `prefix` goes upstream first. */
+	/** Connects a raw client socket to an allowed host:port; once connected calls `opened`, then pipes both ways. */
 	const tunnel = async (
 		client: Duplex,
 		hostname: string,
@@ -210,7 +216,11 @@ export async function startPolicyProxy(options: PolicyProxyOptions): Promise<Pol
 		if (client.destroyed) return;
 		if ("refused" in where) return refuseSocket(client, 403, `refused by the browser's URL policy: ${where.refused}`);
 		if ("failed" in where) return refuseSocket(client, 502, `could not open ${hostname}: ${where.failed}`);
-		const upstream = connect({ host: hostname.replace(/^\[(.*)\]$/, "$1"), port, lookup: fixedLookup(where.addresses) });
+		const upstream = connect({
+			host: hostname.replace(/^\[(.*)\]$/, "$1"),
+			port,
+			lookup: fixedLookup(where.addresses),
+		});
 		track(upstream);
 		upstream.once("connect", () => {
 			opened(upstream);
@@ -219,14 +229,16 @@ export async function startPolicyProxy(options: PolicyProxyOptions): Promise<Pol
 			client.pipe(upstream);
 		});
 		upstream.on("error", (error) => {
-			if (upstream.connecting || upstream.pending) refuseSocket(client, 502, `could not open ${hostname}: ${error.message}`);
+			if (upstream.connecting || upstream.pending)
+				refuseSocket(client, 502, `could not open ${hostname}: ${error.message}`);
 			else client.destroy();
 		});
 		client.on("close", () => upstream.destroy());
 		upstream.on("close", () => client.destroy());
 	};
 
-	const server = createServer((request, response) => {
+	// No time limit on receiving a request (a slow upload): Chromium decides when to give up, as without a proxy.
+	const server = createServer({ requestTimeout: 0 }, (request, response) => {
 		forward(request, response).catch(() => response.destroy());
 	});
 	server.on("connect", (request: IncomingMessage, client: Duplex, head: Buffer) => {

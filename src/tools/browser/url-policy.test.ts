@@ -123,6 +123,57 @@ describe("url policy: what is allowed", () => {
 	});
 });
 
+describe("url policy: refuseHosts", () => {
+	const listed = { allowPrivate: true, refuseHosts: ["localhost", "127.0.0.2", "Internal.Example."] };
+
+	it("refuses listed names and addresses in any case, with or without a trailing dot, in every session", () => {
+		for (const url of [
+			"http://localhost:8080/",
+			"http://LOCALHOST./",
+			"http://127.0.0.2/",
+			"http://0x7f000002/",
+			"http://internal.example/",
+		]) {
+			const verdict = checkUrl(url, listed);
+			expect(verdict.allowed, url).toBe(false);
+			if (!verdict.allowed) expect(verdict.reason).toContain("list of refused hosts");
+		}
+		expect(checkUrl("http://127.0.0.1/", listed).allowed).toBe(true);
+		expect(checkUrl("http://localhost/", cli).allowed).toBe(true);
+	});
+
+	it("refuses a name that resolves to a listed address", async () => {
+		const lookup = fakeLookup({ "dev.example": ["127.0.0.2"] });
+		const verdict = await checkUrlResolved("http://dev.example/", listed, lookup);
+		expect(verdict.allowed).toBe(false);
+		if (!verdict.allowed) expect(verdict.reason).toContain("dev.example (which resolves to 127.0.0.2)");
+	});
+});
+
+describe("url policy: onlyHosts", () => {
+	it("refuses every other host before any DNS lookup, and still refuses metadata and listed hosts first", async () => {
+		const options = { allowPrivate: true, onlyHosts: ["127.0.0.1", "localhost"], refuseHosts: ["localhost"] };
+		let lookups = 0;
+		const counting: HostLookup = async () => {
+			lookups += 1;
+			return ["93.184.215.14"];
+		};
+		expect((await checkUrlResolved("http://127.0.0.1:3000/", options, counting)).allowed).toBe(true);
+		const other = await checkUrlResolved("https://update.googleapis.com/", options, counting);
+		expect(other.allowed).toBe(false);
+		if (!other.allowed) expect(other.reason).toContain("not on this session's list of hosts the browser may open");
+		expect(checkUrl("http://localhost/", options)).toMatchObject({
+			allowed: false,
+			reason: expect.stringContaining("list of refused hosts"),
+		});
+		expect(checkUrl("http://0xa9fea9fe/", options)).toMatchObject({
+			allowed: false,
+			reason: expect.stringContaining("cloud-metadata"),
+		});
+		expect(lookups).toBe(0);
+	});
+});
+
 describe("parseBrowserUrl", () => {
 	it("adds https to a bare host name and http to a bare loopback or IP host", () => {
 		expect(parseBrowserUrl("example.org/docs")).toEqual({ url: new URL("https://example.org/docs") });

@@ -13,6 +13,11 @@ export interface UrlPolicyOptions {
 	 * loopback server in for the metadata service.
 	 */
 	refuseHosts?: readonly string[];
+	/**
+	 * When set, every host not on this list is refused too, before any DNS lookup (matched like `refuseHosts`). Tests
+	 * use it to keep the browser, and Chromium's own background requests, on loopback.
+	 */
+	onlyHosts?: readonly string[];
 }
 
 /** The outcome of a check. A refusal's `reason` is one sentence naming the host. */
@@ -202,6 +207,9 @@ export function hostRefusal(hostname: string, options: UrlPolicyOptions): string
 	if (byAddress) return byAddress;
 	if (!options.allowPrivate && (name === "localhost" || name.endsWith(".localhost") || name.endsWith(".local"))) {
 		return `${name} is a loopback or local name; this session may not open it`;
+	}
+	if (options.onlyHosts && !options.onlyHosts.some((host) => hostKey(host) === hostKey(name))) {
+		return `${name} is not on this session's list of hosts the browser may open`;
 	}
 	return undefined;
 }

@@ -57,11 +57,12 @@ describe.skipIf(!cliBuilt)("the context engine, end to end", () => {
 				return { text: "done" };
 			},
 		});
-		const result = await runCli(["run", "--mode", "auto", "produce output"], {
+		const result = await runCli(["run", "--mode", "auto", "--json", "produce output"], {
 			env: cliEnv(home, fake, env),
 			cwd: tempDir(),
 		});
-		return { result, recovered, home };
+		const sessionId = (JSON.parse(result.stdout.split("\n")[0] as string) as { sessionId: string }).sessionId;
+		return { result, recovered, home, sessionId };
 	}
 
 	it("rounds (seed 000's agent.keepToolRounds): old results become pruned placeholders that point at 0600 spill files the model can read back", async () => {
@@ -197,7 +198,7 @@ describe.skipIf(!cliBuilt)("the context engine, end to end", () => {
 		const id = (JSON.parse(first.stdout.split("\n")[0] as string) as { sessionId: string }).sessionId;
 		const before = fake.requests.at(-1) as RecordedRequest;
 		expect(toolTexts(before)[0]).toMatch(/^\[earlier shell output pruned/);
-		const second = await runCli(["run", "--session", id, "and now?"], { env: cliEnv(home, fake), cwd: work });
+		const second = await runCli(["run", "--mode", "auto", "--session", id, "and now?"], { env: cliEnv(home, fake), cwd: work });
 		expect(second.code).toBe(0);
 		const after = fake.requests.at(-1) as RecordedRequest;
 		expect(after.cachedTokens).toBe(before.promptTokens);

@@ -11,6 +11,11 @@ export interface PromptInput {
 	projectInstructions?: string;
 	/** The skills index (skills.ts). */
 	skillsIndex?: string;
+	/**
+	 * A child agent's role text (its preamble, role and definition prompts): appended to the stable tier, so children
+	 * of one role share one cached prefix. Never per-child text: a child's brief and budget go in its first message.
+	 */
+	role?: string;
 }
 
 const IDENTITY = `You are snowpea, a coding agent working in a user's project from the terminal.
@@ -25,13 +30,13 @@ const RULES = `Rules:
 - When the task is done, answer with a short summary of what you changed and how you checked it.`;
 
 /**
- * The system prompt in tiers: stable (identity, rules) → context (working directory, project instructions, skills
- * index, deferred tool groups) → volatile (date).
+ * The system prompt in tiers: stable (identity, rules, a child's role) → context (working directory, project
+ * instructions, skills index, deferred tool groups) → volatile (date).
  * Pure: the same input gives the same bytes.
  */
 export function systemPrompt(input: PromptInput): SystemSegment[] {
 	return [
-		{ tier: "stable", text: `${IDENTITY}\n\n${RULES}` },
+		{ tier: "stable", text: input.role ? `${IDENTITY}\n\n${RULES}\n\n${input.role}` : `${IDENTITY}\n\n${RULES}` },
 		{
 			tier: "context",
 			text: [

@@ -2,8 +2,11 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ContextFiles, contextFileCaps } from "../agent/context-files.js";
 import { ContextPipeline } from "../agent/context-pipeline.js";
+import { createDelegateTool, type SpawnChild } from "../agent/delegate.js";
+import type { PermissionMode } from "../agent/permissions.js";
 import { systemPrompt } from "../agent/prompt.js";
 import { RepeatGuard } from "../agent/repeat-guard.js";
+import { CHILD_PREAMBLE, loadAgentDefinitions, mergeRoles, type RoleDefinition } from "../agent/roles.js";
 import { priceSheetFor } from "../context/cost.js";
 import { type ModelInfo, modelInfo, parseModelId } from "../llm/models.js";
 import { createProvider } from "../llm/registry.js";
@@ -15,12 +18,44 @@ import { builtinTools } from "../tools/builtin.js";
 import { loadMcpConfig } from "../tools/mcp/config.js";
 import { McpManager } from "../tools/mcp/manager.js";
 import { createSkillViewTool, discoverSkills, type Skill, skillDirectories, skillIndex } from "../tools/skills.js";
-import type { ToolResult } from "../tools/tool.js";
+import type { Tool, ToolResult } from "../tools/tool.js";
 import { createToolSearch } from "../tools/tool-search.js";
-import { Toolset } from "../tools/toolset.js";
+import { READ_ONLY_CHILD_TOOL_NAMES, Toolset } from "../tools/toolset.js";
+import { createChildSpawner } from "./children.js";
 import { contextSettingsFor } from "./context-settings.js";
 import type { Settings } from "./settings.js";
 import { UsageError } from "./usage-error.js";
+
+/** How a child agent's session is assembled (see assembleSession). */
+export interface ChildAssembly {
+	role: RoleDefinition;
+	/** `agents.childContext` is "lean": no skills index, nested instruction files only attached on touch. */
+	lean: boolean;
+	/** The call's `tools`: narrows the child's tools to these names (within what the role allows). */
+	tools?: string[];
+}
+
+/** What assembleSession needs. */
+export interface AssembleInput {
+	store: SessionStore;
+	session: SessionInfo;
+	settings: Settings;
+	modelId: string;
+	cwd: string;
+	home: string;
+	/** YYYY-MM-DD for the prompt (default today); children get their parent's, so their prompts stay identical. */
+	date?: string;
+	/** Present when the session is a delegated child: then it gets no delegate_task. */
+	child?: ChildAssembly;
+	/**
+	 * The permission mode the session's children apply to their own calls (read at each call). Absent: "plan", so a
+	 * child can never do more than a parent in the strictest mode unless the command says which mode it runs in.
+	 */
+	permissionMode?: () => PermissionMode;
+}
+
+/** Tools a child never gets: it cannot delegate further, and no person answers it. */
+const NOT_FOR_CHILDREN: ReadonlySet<string> = new Set(["delegate_task", "ask_user"]);
 
 /** Everything one session's turns run with; built once per process and shared by its turns. */
 export interface AssembledSession {
@@ -67,22 +102,36 @@ export function modelFor(modelId: string, settings: Settings): ModelInfo {
  * Assembles a stored session for running turns: its provider, tools (built-in, browser, MCP servers, skills, with
  * the session's loaded deferred tools), the context engine with the stored ledger, the repeat guard and the
  * byte-stable system prompt (recomputed only when an instruction file changes).
+ *
+ * A top-level session gets delegate_task, whose children are stored as its child sessions and assembled here with
+ * `child`. A child's system prompt adds its role text (CHILD_PREAMBLE, then the role's prompt) to the stable tier and
+ * nothing per child, so children of one role share one byte-identical prefix of system prompt and tools. Lean
+ * (`agents.childContext` "lean"): no skills index, nested instruction files listed and attached on touch, and a
+ * read-only role sends only READ_ONLY_CHILD_TOOL_NAMES eagerly. "full": the parent's prompt context. A read-only role
+ * never has a tool that is not read-only; a `tools` list (the role's, the call's, or both intersected) leaves exactly
+ * those tools, all sent eagerly.
  */
-export async function assembleSession(input: {
-	store: SessionStore;
-	session: SessionInfo;
-	settings: Settings;
-	modelId: string;
-	cwd: string;
-	home: string;
-	date?: string;
-}): Promise<AssembledSession> {
-	const { store, session, settings, modelId, cwd, home } = input;
+export async function assembleSession(input: AssembleInput): Promise<AssembledSession> {
+	const { store, session, settings, modelId, cwd, home, child } = input;
 	const provider = providerFor(modelId, settings);
 	const model = modelFor(modelId, settings);
 	const state = loadSessionState(store, session.id);
 	const sessionDirectory = join(home, "sessions", session.id);
 	const attachmentDirectory = () => join(sessionDirectory, "attachments");
+	const date = input.date ?? new Date().toISOString().slice(0, 10);
+	const spawn = child
+		? undefined
+		: createChildSpawner({
+				store,
+				parent: session,
+				settings,
+				modelId,
+				cwd,
+				home,
+				date,
+				permissionMode: input.permissionMode ?? (() => "plan"),
+				assemble: assembleSession,
+			});
 	const tools = await createSessionTools({
 		settings,
 		cwd,
@@ -91,8 +140,15 @@ export async function assembleSession(input: {
 		model,
 		attachmentDirectory,
 		loaded: state.loadedTools,
+		...(child ? { child: { readOnly: child.role.readOnly, lean: child.lean, tools: childToolNames(child) } } : {}),
+		...(spawn ? { spawn } : {}),
 	});
-	const { toolset, skills, warnings } = tools;
+	const { toolset, skills } = tools;
+	const outsideRole = child?.tools?.filter((name) => child.role.tools && !child.role.tools.includes(name)) ?? [];
+	const warnings = [
+		...(outsideRole.length > 0 ? [`tools not available to this child: ${outsideRole.join(", ")}`] : []),
+		...tools.warnings,
+	];
 	const engine = contextSettingsFor({ settings, model, home, cwd, sessionId: session.id });
 	const lastRequest = store.events(session.id, { types: ["context"] }).at(-1);
 	const context = new ContextPipeline(
@@ -110,9 +166,10 @@ export async function assembleSession(input: {
 			total: settings.agent.contextFilesMaxChars,
 		}),
 		ignore: settings.agent.ignoreContextFiles,
+		lean: child?.lean ?? false,
 	});
-	const date = input.date ?? new Date().toISOString().slice(0, 10);
-	const skillsText = skills.length > 0 ? skillIndex(skills) : undefined;
+	const skillsText = skills.length > 0 && !child?.lean ? skillIndex(skills) : undefined;
+	const role = child ? `${CHILD_PREAMBLE}\n\n${child.role.prompt}` : undefined;
 	let rendered: { block: string; system: SystemSegment[] } | undefined;
 	const system = () => {
 		const block = contextFiles.block();
@@ -126,6 +183,7 @@ export async function assembleSession(input: {
 					projectInstructions: block,
 					skillsIndex: skillsText,
 					deferredLine: toolset.deferredLine(),
+					...(role ? { role } : {}),
 				}),
 			};
 		}
@@ -154,14 +212,18 @@ export async function assembleSession(input: {
 		toolContext: { cwd, home, sessionId: session.id, spillDir: join(sessionDirectory, "spill") },
 		annotateResult,
 		contextFiles,
-		warnings: [...engine.warnings, ...warnings],
+		// A child's warnings go to its parent's model: the settings warnings were already shown with the parent's.
+		warnings: child ? warnings : [...engine.warnings, ...warnings],
 		close: tools.close,
 	};
 }
 
 /**
- * Every tool a session has: built-in, skill_view (when skills exist), tool_search, the browser group and the MCP
- * servers' tools (their servers are started to list them). `close()` ends the browser and the servers.
+ * Every tool a session has: built-in, delegate_task (not for a child), skill_view (when skills exist), tool_search,
+ * the browser group and the MCP servers' tools (their servers are started to list them). `close()` ends the browser
+ * and the servers. delegate_task's agents are the built-in roles and `.snowpea/agents/*.md` (bad files are warnings);
+ * without `spawn` its calls fail with "delegation is not available here". A `child` loses delegate_task and ask_user,
+ * keeps only read-only tools when `readOnly`, and only the named tools when `tools` is given (see assembleSession).
  */
 export async function createSessionTools(input: {
 	settings: Settings;
@@ -171,8 +233,12 @@ export async function createSessionTools(input: {
 	model: ModelInfo;
 	attachmentDirectory: () => string;
 	loaded?: readonly string[];
+	/** The child's restrictions, for a delegated child's session. */
+	child?: { readOnly: boolean; lean: boolean; tools?: readonly string[] };
+	/** Runs delegate_task's children (a top-level session). */
+	spawn?: SpawnChild;
 }): Promise<{ toolset: Toolset; skills: Skill[]; warnings: string[]; close(): Promise<void> }> {
-	const { settings, cwd, home, modelId, model, attachmentDirectory } = input;
+	const { settings, cwd, home, modelId, model, attachmentDirectory, child } = input;
 	const vision = () => model.vision;
 	const browser = createBrowserTools({ executablePath: settings.browser.executablePath, attachmentDirectory, vision });
 	const mcp = McpManager.fromConfig(loadMcpConfig({ settingsServers: settings.mcp.servers, projectDirectory: cwd }), {
@@ -182,26 +248,69 @@ export async function createSessionTools(input: {
 	});
 	const mcpTools = await mcp.tools();
 	const skills = discoverSkills(skillDirectories(home, gitRoot(cwd) ?? cwd));
+	const warnings = [...mcp.warnings];
+	let delegate: Tool[] = [];
+	if (!child) {
+		const agents = loadAgentDefinitions(cwd);
+		warnings.push(...agents.warnings);
+		const roles = mergeRoles(agents.definitions);
+		delegate = [
+			createDelegateTool(input.spawn ?? unavailableSpawn, {
+				maxConcurrent: settings.agents.maxConcurrent,
+				roles: () => roles,
+			}),
+		];
+	}
+	let all: Tool[] = [
+		...builtinTools({ vision, attachmentDirectory, model: () => modelId }),
+		...delegate,
+		...(skills.length > 0 ? [createSkillViewTool(skills)] : []),
+		createToolSearch(() => toolset),
+		...browser.tools,
+		...mcpTools,
+	];
+	let coreNames: readonly string[] | undefined;
+	if (child) {
+		all = all.filter((tool) => !NOT_FOR_CHILDREN.has(tool.name) && (!child.readOnly || tool.readOnly));
+		if (child.tools) {
+			const names = child.tools;
+			const missing = names.filter((name) => !all.some((tool) => tool.name === name));
+			if (missing.length > 0) warnings.push(`tools not available to this child: ${missing.join(", ")}`);
+			all = all.filter((tool) => names.includes(tool.name));
+			coreNames = names;
+		} else if (child.readOnly && child.lean) coreNames = READ_ONLY_CHILD_TOOL_NAMES;
+	}
 	const toolset: Toolset = new Toolset(
-		[
-			...builtinTools({ vision, attachmentDirectory, model: () => modelId }),
-			...(skills.length > 0 ? [createSkillViewTool(skills)] : []),
-			createToolSearch(() => toolset),
-			...browser.tools,
-			...mcpTools,
-		],
-		{ deferred: settings.tools.deferred, eager: settings.tools.eager },
+		all,
+		{ deferred: settings.tools.deferred, eager: settings.tools.eager, ...(coreNames ? { coreNames } : {}) },
 		input.loaded ?? [],
 	);
 	return {
 		toolset,
 		skills,
-		warnings: [...mcp.warnings],
+		warnings,
 		async close() {
 			await Promise.allSettled([browser.close(), mcp.close()]);
 		},
 	};
 }
+
+/** The tool names a child is limited to: the role's list, the call's, both intersected, or undefined (no list). */
+function childToolNames(child: ChildAssembly): string[] | undefined {
+	const { tools: role } = child.role;
+	const { tools: call } = child;
+	if (role && call) return call.filter((name) => role.includes(name));
+	return call ?? role;
+}
+
+/** delegate_task's spawn where no session can hold children (e.g. `snowpea tools list`). */
+const unavailableSpawn: SpawnChild = async () => ({
+	status: "failed",
+	report: "",
+	rounds: 0,
+	usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, requests: 0 },
+	error: "delegation is not available here",
+});
 
 /** The files and directories a call names: its `path` argument (read, write, edit, list, grep, glob) or shell `cwd`. */
 function touchedPaths(call: ToolCall): string[] {

@@ -169,10 +169,10 @@ export class ContextPipeline {
 	 * Takes a compaction checkpoint before the request for `round` (src/agent/compactor.ts): the summary request
 	 * replays the last answered request (or, in a session that sent none yet, the one rebuilt from the transcript
 	 * with `frame`'s system and definitions). The checkpoint joins the ledger and is announced by a `decision` event;
-	 * a `compaction` event follows. Two compactions in a row that leave the prompt at or above the trigger (a
-	 * compaction with nothing to fold counts as one) set the stuck latch with one `warning`; automatic compactions
-	 * then stop (`needsCompaction`) until the prompt falls below the trigger. `compacted` is false when nothing was
-	 * folded. Never throws.
+	 * a `compaction` event follows. Two automatic compactions in a row that leave the prompt at or above the trigger
+	 * set the stuck latch with one `warning`; automatic compactions then stop (`needsCompaction`) until the prompt
+	 * falls below the trigger. `compacted` is false when there was nothing to fold (nothing changes; a manual request
+	 * gets a `warning`) or the signal aborted the summary call. Never throws.
 	 */
 	async compact(input: {
 		provider: Provider;
@@ -214,9 +214,10 @@ export class ContextPipeline {
 		} else if (input.trigger === "manual" && !input.signal?.aborted) {
 			events.push({ type: "warning", message: "compaction: nothing to compact yet" });
 		}
-		if (input.signal?.aborted) return { compacted: result !== undefined, events };
+
+		if (!result) return { compacted: false, events };
 		const trigger = this.compactTrigger;
-		const relieved = result !== undefined && (trigger > 0 ? result.decision.tokensAfter < trigger : true);
+		const relieved = trigger <= 0 || result.decision.tokensAfter < trigger;
 		this.fruitless = relieved ? 0 : this.fruitless + 1;
 		if (this.fruitless >= 2 && !this.stuck && input.trigger !== "manual") {
 			this.stuck = true;
@@ -225,7 +226,7 @@ export class ContextPipeline {
 				message: `compaction brings no relief: the prompt stays at or above ${Math.round(trigger)} tokens (context.compactRatio ${this.settings.compactRatio} × a ${this.settings.contextWindow}-token window); no more automatic compactions until it falls below`,
 			});
 		}
-		return { compacted: result !== undefined, events };
+		return { compacted: true, events };
 	}
 
 	/**
@@ -251,8 +252,16 @@ export class ContextPipeline {
 	/** Calibrates token estimates with the provider's real count for the last request. */
 	observeUsage(usage: Usage): void {
 		this.lastAnswered = this.lastBuilt;
-		if (this.lastEstimate > 0 && usage.input > 0) {
-			const ratio = usage.input / this.lastEstimate;
+		this.calibrate(this.lastEstimate, usage);
+	}
+
+	/**
+	 * Calibrates token estimates from a request estimated at `estimatedTokens` that the provider counted in `usage`
+	 * (for a resumed session: its stored last usage and its rebuilt last request). Ratios outside 0.25–4 are ignored.
+	 */
+	calibrate(estimatedTokens: number, usage: Usage): void {
+		if (estimatedTokens > 0 && usage.input > 0) {
+			const ratio = usage.input / estimatedTokens;
 			if (ratio > 0.25 && ratio < 4) this.calibration = ratio;
 		}
 	}

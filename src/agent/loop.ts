@@ -141,6 +141,7 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<AgentEvent>
 				if (event.error.kind === "context_length" && context.claimRetry(round)) {
 					const compacted = await context.compact({ ...compaction, trigger: "context_length" });
 					for (const compactionEvent of compacted.events) yield compactionEvent;
+					if (options.signal.aborted) return yield* done("aborted", used + 1);
 					if (compacted.compacted) {
 						used--;
 						continue rounds;

@@ -2,9 +2,11 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { benchCommand } from "./bench-command.js";
+import { chatCommand, processTerminal } from "./chat/chat-session.js";
+import { closeMatches } from "./chat/slash-commands.js";
 import type { Output } from "./render.js";
 import { EXIT, runCommand } from "./run-command.js";
-import { exportSession, listSessions, showSession } from "./sessions-command.js";
+import { compactSession, exportSession, listSessions, showSession } from "./sessions-command.js";
 import { listTools } from "./tools-command.js";
 import { UsageError } from "./usage-error.js";
 
@@ -24,7 +26,26 @@ function program(setExit: (code: number) => void): Command {
 		.description("A coding agent that controls what every model round costs.")
 		.version(version(), "-v, --version")
 		.exitOverride()
-		.configureOutput({ writeErr: (text) => output.log(text), writeOut: (text) => output.out(text) });
+		.configureOutput({ writeErr: (text) => output.log(text), writeOut: (text) => output.out(text) })
+		// root options only before a command, so `snowpea run --model …` stays the run command's
+		.enablePositionalOptions()
+		.option("--resume [id]", "continue a stored session interactively (default: the latest in this directory)")
+		.option("-m, --model <provider:model>", "model for the interactive session")
+		.option("--cwd <dir>", "working directory (default: the current one)")
+		.option("--mode <mode>", "permissions: plan, accept (default: ask before shell, network, outside writes) or auto")
+		.argument("[command...]")
+		.usage("[options] [command]")
+		.action(
+			async (words: string[], flags: { resume?: string | boolean; model?: string; cwd?: string; mode?: string }) => {
+				if (words.length > 0) {
+					const names = root.commands.map((command) => command.name());
+					const close = closeMatches(words[0] as string, names);
+					const hint = close.length > 0 ? `did you mean ${close.join(" or ")}? ` : "";
+					throw new UsageError(`unknown command "${words[0]}"; ${hint}see snowpea --help`);
+				}
+				setExit(await chatCommand(flags, processTerminal(), version()));
+			},
+		);
 
 	root
 		.command("run")
@@ -43,7 +64,7 @@ function program(setExit: (code: number) => void): Command {
 			setExit(await runCommand(words.join(" "), flags, output));
 		});
 
-	const sessions = root.command("sessions").description("list, show and export stored sessions");
+	const sessions = root.command("sessions").description("list, show, export and compact stored sessions");
 	sessions
 		.command("list")
 		.option("--json", "print JSON")
@@ -57,6 +78,13 @@ function program(setExit: (code: number) => void): Command {
 		.argument("<id>", "session id or a unique prefix")
 		.option("--format <format>", "jsonl or md", "jsonl")
 		.action((id: string, flags: { format: string }) => exportSession(id, flags.format, output));
+	sessions
+		.command("compact")
+		.description("fold the session's older conversation into a summary now (its next turn starts from it)")
+		.argument("<id>", "session id or a unique prefix")
+		.action(async (id: string) => {
+			setExit(await compactSession(id, output));
+		});
 
 	root
 		.command("bench")

@@ -1,9 +1,15 @@
+import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { rebuildLastRequest } from "../agent/compactor.js";
+import type { RequestFrame } from "../agent/context-pipeline.js";
 import type { AgentEvent } from "../agent/events.js";
+import { resolveImages } from "../agent/images.js";
+import { measureMessages, measureSystem, measureTools } from "../agent/measure.js";
 import type { Message } from "../llm/types.js";
 import { type SessionInfo, SessionStore } from "../session/store.js";
+import { assembleSession } from "./assemble.js";
 import type { Output } from "./render.js";
-import { findSession } from "./run-command.js";
+import { EXIT, findSession, loadOrExplain } from "./run-command.js";
 import { snowpeaHome } from "./settings.js";
 import { UsageError } from "./usage-error.js";
 
@@ -127,4 +133,73 @@ function markdown(message: Message): string {
 	}
 	const calls = message.toolCalls.map((call) => `- \`${call.name}\` \`${call.arguments}\``).join("\n");
 	return `## Assistant\n\n${message.text}${calls ? `\n\nCalls:\n${calls}` : ""}`;
+}
+
+/**
+ * `snowpea sessions compact ID`: takes a compaction checkpoint now, as `/compact` does in chat. The summary request
+ * replays the session's last request, rebuilt from the transcript and the ledger (the same bytes it had), so it is
+ * served from the provider's cache; the checkpoint is stored with the session and its next turn starts from it.
+ * Prints the estimated prompt tokens before → after. Exit 0 when a checkpoint was stored, 1 when there was nothing
+ * to compact, 130 when interrupted.
+ */
+export async function compactSession(id: string, output: Output): Promise<number> {
+	const home = snowpeaHome();
+	const store = SessionStore.open(join(home, "state.db"));
+	try {
+		const session = findSession(store, id);
+		const cwd = existsSync(session.cwd) ? session.cwd : process.cwd();
+		const { settings, warnings } = loadOrExplain(cwd);
+		for (const warning of warnings) output.log(`warning: ${warning}\n`);
+		const assembled = await assembleSession({ store, session, settings, modelId: session.model, cwd, home });
+		const controller = new AbortController();
+		const stop = () => controller.abort();
+		process.once("SIGINT", stop);
+		try {
+			for (const warning of assembled.warnings) output.log(`warning: ${warning}\n`);
+			const { context, state, toolset, system } = assembled;
+			const definitions = toolset.definitions();
+			const fixedTokens = measureSystem(system).tokens + measureTools(definitions).tokens;
+			const images = { vision: assembled.model.vision, maxImages: settings.agent.maxImagesPerRequest };
+			const frame: RequestFrame = {
+				fixedTokens,
+				tools: Object.fromEntries(toolset.all.map((tool) => [tool.name, { readOnly: tool.readOnly }])),
+				system,
+				definitions,
+				resolve: (messages) => resolveImages(messages, images),
+			};
+			// estimates calibrated by the session's last real usage, against its last request rebuilt
+			const usage = store.events(session.id, { types: ["usage"] }).at(-1)?.event;
+			const last = rebuildLastRequest(state.entries, context.decisions, { system, tools: definitions });
+			if (usage?.type === "usage" && last)
+				context.calibrate(fixedTokens + measureMessages(last.messages).tokens, usage.usage);
+
+			const { compacted, events } = await context.compact({
+				provider: assembled.provider,
+				entries: state.entries,
+				round: state.nextRound,
+				frame,
+				trigger: "manual",
+				signal: controller.signal,
+				sessionId: session.id,
+			});
+			for (const event of events) {
+				if (event.type === "decision")
+					store.appendDecision(session.id, { round: event.round, kind: event.kind, body: event.body });
+				else store.appendEvent(session.id, event);
+				if (event.type === "warning") output.log(`warning: ${event.message}\n`);
+				if (event.type === "compaction") {
+					output.out(
+						`compacted session ${session.id}: ${event.tokensBefore} → ${event.tokensAfter} tokens (${event.source})\n`,
+					);
+				}
+			}
+			if (controller.signal.aborted) return EXIT.interrupted;
+			return compacted ? EXIT.done : EXIT.stopped;
+		} finally {
+			process.off("SIGINT", stop);
+			await assembled.close();
+		}
+	} finally {
+		store.close();
+	}
 }

@@ -1,7 +1,7 @@
 import { utf8Bytes } from "../llm/text.js";
 import type { Message } from "../llm/types.js";
 import type { Decision, Entry, ReplaceDecision } from "./ledger.js";
-import { currentDecisions } from "./project.js";
+import { activeCheckpoint, currentDecisions } from "./project.js";
 
 /** The tool whose results carry skill bodies. */
 export const SKILL_VIEW = "skill_view";
@@ -64,12 +64,14 @@ export function skillDecisions(
 	);
 	if (markers.size === 0) return [];
 	const current = currentDecisions(entries, ledger, round);
+	// results a compaction checkpoint folded away are never shown again: nothing to decide about them
+	const shownFrom = activeCheckpoint(entries, ledger, round)?.firstKept ?? 0;
 	let newestRound = 0;
 	for (const entry of entries) if (entry.message.role === "tool") newestRound = Math.max(newestRound, entry.round);
 	const decisions: ReplaceDecision[] = [];
 	for (const [index, entry] of entries.entries()) {
 		const message = entry.message;
-		if (message.role !== "tool" || current[index] || entry.round === newestRound) continue;
+		if (message.role !== "tool" || index < shownFrom || current[index] || entry.round === newestRound) continue;
 		const marker = markers.get(message.toolCallId);
 		if (marker === undefined) continue;
 		const bytesBefore = utf8Bytes(message.content);

@@ -1,6 +1,6 @@
 import type { AgentEvent } from "../agent/events.js";
 import { runTurn, type TurnOptions } from "../agent/loop.js";
-import type { Decision, Entry, ReplaceDecision } from "../context/ledger.js";
+import type { CheckpointDecision, Decision, Entry, ReplaceDecision } from "../context/ledger.js";
 import type { UserMessage } from "../llm/types.js";
 import type { DetailedLog } from "./detailed-log.js";
 import type { SessionInfo, SessionStore } from "./store.js";
@@ -15,7 +15,7 @@ export interface SessionTurnOptions extends Omit<TurnOptions, "history" | "first
 export interface SessionState {
 	/** The transcript, each message with its round. */
 	entries: Entry[];
-	/** The context engine's decisions so far (replacements), oldest first. */
+	/** The context engine's decisions so far (replacements and compaction checkpoints), oldest first. */
 	ledger: Decision[];
 	/** The round the next request gets. */
 	nextRound: number;
@@ -31,9 +31,14 @@ export function loadSessionState(store: SessionStore, sessionId: string): Sessio
 	const loadedTools = decisions
 		.filter((decision) => decision.kind === "tool-load" && typeof decision.body.tool === "string")
 		.map((decision) => decision.body.tool as string);
+	// replacements and compaction checkpoints, in the order they were taken
 	const ledger = decisions
-		.filter((decision) => decision.kind === "replace")
-		.map((decision) => ({ ...decision.body, kind: "replace", round: decision.round }) as ReplaceDecision);
+		.filter((decision) => decision.kind === "replace" || decision.kind === "checkpoint")
+		.map((decision) =>
+			decision.kind === "checkpoint"
+				? ({ ...decision.body, kind: "checkpoint", round: decision.round } as CheckpointDecision)
+				: ({ ...decision.body, kind: "replace", round: decision.round } as ReplaceDecision),
+		);
 	return {
 		entries: stored.map((entry) => ({ message: entry.message, round: entry.round })),
 		ledger,

@@ -47,6 +47,10 @@ export function textRenderer(output: Output): (event: AgentEvent) => void {
 					`retrying in ${Math.round(event.delayMs / 100) / 10}s (attempt ${event.attempt}): ${event.reason}\n`,
 				);
 				return;
+			case "compaction":
+				endLine();
+				output.log(`compacted (${event.source}): ${event.tokensBefore} → ${event.tokensAfter} tokens\n`);
+				return;
 			case "warning":
 				endLine();
 				output.log(`warning: ${event.message}\n`);

@@ -51,7 +51,15 @@ export async function runCommand(prompt: string, flags: RunFlags, output: Output
 		const stop = () => controller.abort();
 		process.once("SIGINT", stop);
 		process.once("SIGTERM", stop);
-		const assembled = await assembleSession({ store, session, settings, modelId, cwd, home });
+		const assembled = await assembleSession({
+			store,
+			session,
+			settings,
+			modelId,
+			cwd,
+			home,
+			permissionMode: () => mode,
+		});
 		for (const warning of assembled.warnings) output.log(`warning: ${warning}\n`);
 		const log = settings.log.detailedPath
 			? DetailedLog.open(resolve(cwd, settings.log.detailedPath), session.id)

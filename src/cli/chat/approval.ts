@@ -88,7 +88,7 @@ export class ApprovalGate {
 		}
 		const answer = await this.serialized(async () => {
 			// an earlier answer in this round may have been "always"
-			if (this.alwaysAllowed.has(tool.name)) return "yes" as const;
+			if (this.alwaysAllowed.has(tool.name)) return "already" as const;
 			if (signal?.aborted) return "no" as const;
 			try {
 				return await ask({ tool: tool.name, summary, mode }, signal);
@@ -96,6 +96,11 @@ export class ApprovalGate {
 				return "no" as const;
 			}
 		});
+		if (answer === "already") return { allow: true };
+		// a call the person never answered because the turn stopped is not a refusal worth keeping
+		if (signal?.aborted && answer !== "yes" && answer !== "always") {
+			return { allow: false, message: "not run: the turn was stopped" };
+		}
 		if (answer === "always") {
 			this.alwaysAllowed.add(tool.name);
 			this.note(body("allow", "session"));

@@ -76,7 +76,9 @@ export function skillDecisions(
 		if (marker === undefined) continue;
 		const bytesBefore = utf8Bytes(message.content);
 		const bytesAfter = utf8Bytes(marker);
-		if (bytesAfter >= bytesBefore) continue;
+		// compare as sent: the marker's quotes are escaped in the request's JSON, the body's characters may not be
+		if (bytesAfter >= bytesBefore || utf8Bytes(JSON.stringify(marker)) >= utf8Bytes(JSON.stringify(message.content)))
+			continue;
 		decisions.push({
 			kind: "replace",
 			round,

@@ -17,6 +17,7 @@ describe("model table", () => {
 		expect(custom.contextWindow).toBe(8192);
 		expect(custom.prices.input).toBe(1);
 		expect(custom.prices.cacheReadMultiplier).toBe(0.5);
+		expect(modelInfo("openai", "qwen", { "openai:qwen": { contextWindow: 32768 } }).contextWindow).toBe(32768);
 	});
 
 	it("parses provider:model ids", () => {

@@ -95,7 +95,8 @@ const FALLBACK: Readonly<Record<string, ModelInfo>> = {
 };
 
 /**
- * The table entry for `provider:model`, with `overrides` (from settings, keyed by model id) applied on top.
+ * The table entry for `provider:model`, with `overrides` (from settings, keyed by "provider:model" or by the bare
+ * model id) applied on top.
  * Never fails: unknown models get their provider's defaults (an unknown OpenAI-compatible model is priced at 0).
  */
 export function modelInfo(
@@ -107,7 +108,7 @@ export function modelInfo(
 		.filter((candidate) => model === candidate || model.startsWith(candidate) || model.includes(`/${candidate}`))
 		.sort((a, b) => b.length - a.length)[0];
 	const base = (key ? MODELS[key] : undefined) ?? FALLBACK[provider] ?? FALLBACK.openai!;
-	const override = overrides[model] ?? {};
+	const override = overrides[`${provider}:${model}`] ?? overrides[model] ?? {};
 	return { ...base, ...override, prices: { ...base.prices, ...(override.prices ?? {}) } };
 }
 

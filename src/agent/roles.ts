@@ -1,5 +1,6 @@
 import { type Dirent, readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
+import { type FieldValue, splitFrontMatter, unquote } from "../tools/front-matter.js";
 import { READ_ONLY_CHILD_TOOL_NAMES } from "../tools/toolset.js";
 
 // Child agent roles: the built-in ones (explore, reviewer, executor) and the project's own definitions in
@@ -195,42 +196,6 @@ export function mergeRoles(definitions: readonly RoleDefinition[]): RoleDefiniti
 	return [...builtins, ...definitions.filter((definition) => !builtinNames.has(definition.name))];
 }
 
-/** Front matter value: a scalar line, or the lines of a "- item" list. */
-type FieldValue = { scalar: string; items: string[] };
-
-/** `---` front matter as key → value (keys lower-cased) and the trimmed body; undefined without front matter. */
-function splitFrontMatter(text: string): { fields: Map<string, FieldValue>; body: string } | undefined {
-	const lines = text
-		.replace(/^\uFEFF/, "")
-		.replace(/\r\n?/g, "\n")
-		.split("\n");
-	if (lines[0]?.trimEnd() !== "---") return undefined;
-	const end = lines.findIndex((line, index) => index > 0 && line.trimEnd() === "---");
-	if (end < 0) return undefined;
-	const fields = new Map<string, FieldValue>();
-	let current: FieldValue | undefined;
-	for (const line of lines.slice(1, end)) {
-		const field = /^([A-Za-z0-9_-]+)\s*:(.*)$/.exec(line);
-		if (field) {
-			current = { scalar: unquote((field[2] as string).trim()), items: [] };
-			fields.set((field[1] as string).toLowerCase(), current);
-			continue;
-		}
-		const item = /^\s*-\s+(.*)$/.exec(line);
-		if (item && current) current.items.push(unquote((item[1] as string).trim()));
-		else if (current && /^\s/.test(line) && line.trim() !== "") {
-			current.scalar = current.scalar === "" ? line.trim() : `${current.scalar} ${line.trim()}`;
-		}
-	}
-	return {
-		fields,
-		body: lines
-			.slice(end + 1)
-			.join("\n")
-			.trim(),
-	};
-}
-
 function scalar(value: FieldValue | undefined): string {
 	return value === undefined ? "" : value.scalar.trim();
 }
@@ -240,8 +205,4 @@ function list(value: FieldValue): string[] {
 	const inline = value.scalar.replace(/^\[/, "").replace(/\]$/, "");
 	const items = [...inline.split(","), ...value.items].map((item) => unquote(item.trim())).filter(Boolean);
 	return [...new Set(items)];
-}
-
-function unquote(value: string): string {
-	return /^(["']).*\1$/.test(value) && value.length >= 2 ? value.slice(1, -1) : value;
 }

@@ -1,6 +1,7 @@
 import { type Dirent, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
+import { splitFrontMatter } from "./front-matter.js";
 import { defineTool, failure, type Tool } from "./tool.js";
 
 // Skills: folders holding a SKILL.md (front matter with name and description, then the instructions). The prompt
@@ -46,36 +47,10 @@ export function skillDirectories(home: string, project: string): string[] {
  * next `---` line; the rest is the body, trimmed. Undefined when there is no front matter or no name. Pure.
  */
 export function parseSkillFile(text: string): ParsedSkillFile | undefined {
-	const lines = text
-		.replace(/^\uFEFF/, "")
-		.replace(/\r\n?/g, "\n")
-		.split("\n");
-	if (lines[0]?.trimEnd() !== "---") return undefined;
-	const end = lines.findIndex((line, index) => index > 0 && line.trimEnd() === "---");
-	if (end < 0) return undefined;
-	const fields = new Map<string, string>();
-	let key: string | undefined;
-	for (const line of lines.slice(1, end)) {
-		const field = /^([A-Za-z0-9_-]+):(.*)$/.exec(line);
-		if (field) {
-			key = (field[1] as string).toLowerCase();
-			const value = (field[2] as string).trim();
-			fields.set(key, /^[>|][+-]?$/.test(value) ? "" : unquote(value));
-		} else if (key !== undefined && /^\s/.test(line) && line.trim() !== "") {
-			const before = fields.get(key) ?? "";
-			fields.set(key, before === "" ? line.trim() : `${before} ${line.trim()}`);
-		}
-	}
-	const name = fields.get("name")?.trim() ?? "";
-	if (name === "") return undefined;
-	return {
-		name,
-		description: (fields.get("description") ?? "").trim(),
-		body: lines
-			.slice(end + 1)
-			.join("\n")
-			.trim(),
-	};
+	const front = splitFrontMatter(text);
+	const name = front?.fields.get("name")?.scalar.trim() ?? "";
+	if (!front || name === "") return undefined;
+	return { name, description: (front.fields.get("description")?.scalar ?? "").trim(), body: front.body };
 }
 
 /**
@@ -181,13 +156,6 @@ function readSkill(path: string): ParsedSkillFile | undefined {
 	} catch {
 		return undefined;
 	}
-}
-
-function unquote(value: string): string {
-	if (value.length >= 2 && (value[0] === '"' || value[0] === "'") && value.at(-1) === value[0]) {
-		return value.slice(1, -1);
-	}
-	return value;
 }
 
 function oneLine(text: string): string {

@@ -198,7 +198,10 @@ describe.skipIf(!cliBuilt)("the context engine, end to end", () => {
 		const id = (JSON.parse(first.stdout.split("\n")[0] as string) as { sessionId: string }).sessionId;
 		const before = fake.requests.at(-1) as RecordedRequest;
 		expect(toolTexts(before)[0]).toMatch(/^\[earlier shell output pruned/);
-		const second = await runCli(["run", "--mode", "auto", "--session", id, "and now?"], { env: cliEnv(home, fake), cwd: work });
+		const second = await runCli(["run", "--mode", "auto", "--session", id, "and now?"], {
+			env: cliEnv(home, fake),
+			cwd: work,
+		});
 		expect(second.code).toBe(0);
 		const after = fake.requests.at(-1) as RecordedRequest;
 		expect(after.cachedTokens).toBe(before.promptTokens);

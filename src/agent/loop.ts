@@ -5,6 +5,7 @@ import { utf8Bytes } from "../llm/text.js";
 import type {
 	AssistantMessage,
 	ContentPart,
+	Message,
 	ModelRequest,
 	Provider,
 	SystemSegment,
@@ -90,12 +91,13 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<AgentEvent>
 			vision: options.vision ?? true,
 			maxImages: options.maxImagesPerRequest ?? DEFAULT_MAX_IMAGES_PER_REQUEST,
 		};
+		const resolve = (messages: Message[]) => resolveImages(messages, images);
 		const frame: RequestFrame = {
 			fixedTokens,
 			tools: tiers,
 			system,
 			definitions: tools,
-			resolve: (messages) => resolveImages(messages, images),
+			resolve,
 		};
 		const compaction = {
 			provider: options.provider,
@@ -114,16 +116,10 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<AgentEvent>
 		options.guard?.forget(built.forgotten);
 		const projected: ModelRequest = { system, tools, messages: built.messages };
 		yield { type: "context", report: measureRequest(projected, round) };
-		// Image references become image parts (their stored bytes) or text markers only now, on the request copy:
-		// the transcript never holds base64 (and the report above measures references, not base64). Old images leave requests by maxImagesPerRequest alone (newest win);
-		// stale tool-result text is the context engine's policies' business.
-		const request: ModelRequest = {
-			...projected,
-			messages: resolveImages(built.messages, {
-				vision: options.vision ?? true,
-				maxImages: options.maxImagesPerRequest ?? DEFAULT_MAX_IMAGES_PER_REQUEST,
-			}),
-		};
+		// Image references become image parts (their stored bytes) or text markers only now, on the request copy: the
+		// transcript never holds base64, and the report above measures references. Old images leave requests by
+		// maxImagesPerRequest (newest win); stale tool-result text is the context engine's policies' business.
+		const request: ModelRequest = { ...projected, messages: resolve(built.messages) };
 
 		let answer: { message: AssistantMessage; stopReason: TurnStopReason; usage: Usage } | undefined;
 		for await (const event of options.provider.stream(request, {

@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { ContextFiles, contextFileCaps } from "../agent/context-files.js";
 import { ContextPipeline } from "../agent/context-pipeline.js";
 import { createDelegateTool, type SpawnChild } from "../agent/delegate.js";
+import type { TurnOptions } from "../agent/loop.js";
 import type { PermissionMode } from "../agent/permissions.js";
 import { systemPrompt } from "../agent/prompt.js";
 import { RepeatGuard } from "../agent/repeat-guard.js";
@@ -79,7 +80,23 @@ export interface AssembledSession {
 	warnings: string[];
 	/** Ends the session's MCP servers and browser. Never rejects. */
 	close(): Promise<void>;
+	/** The parts of a turn's options that come from the session: provider, tools, engine, guard, prompt, images. */
+	turnOptions(): SessionTurnParts;
 }
+
+/** What `runSessionTurn` takes from an assembled session (the caller adds input, signal, approval, round budget). */
+export type SessionTurnParts = Pick<
+	TurnOptions,
+	| "provider"
+	| "toolset"
+	| "context"
+	| "guard"
+	| "system"
+	| "vision"
+	| "maxImagesPerRequest"
+	| "annotateResult"
+	| "toolContext"
+>;
 
 /** The provider for a model id, or a usage error naming what is wrong. */
 export function providerFor(modelId: string, settings: Settings): Provider {
@@ -198,6 +215,8 @@ export async function assembleSession(input: AssembleInput): Promise<AssembledSe
 		const attached = contextFiles.onToolTouched(paths, result.ok);
 		return attached ? { ...result, content: `${result.content}\n\n${attached}` } : result;
 	};
+	const guard = new RepeatGuard({ enabled: settings.tools.repeatGuard, cwd });
+	const toolContext = { cwd, home, sessionId: session.id, spillDir: join(sessionDirectory, "spill") };
 	return {
 		session,
 		state,
@@ -206,15 +225,26 @@ export async function assembleSession(input: AssembleInput): Promise<AssembledSe
 		provider,
 		toolset,
 		context,
-		guard: new RepeatGuard({ enabled: settings.tools.repeatGuard, cwd }),
+		guard,
 		system: system(),
 		systemNow: system,
-		toolContext: { cwd, home, sessionId: session.id, spillDir: join(sessionDirectory, "spill") },
+		toolContext,
 		annotateResult,
 		contextFiles,
 		// A child's warnings go to its parent's model: the settings warnings were already shown with the parent's.
 		warnings: child ? warnings : [...engine.warnings, ...warnings],
 		close: tools.close,
+		turnOptions: () => ({
+			provider,
+			toolset,
+			context,
+			guard,
+			system,
+			vision: model.vision,
+			maxImagesPerRequest: settings.agent.maxImagesPerRequest,
+			annotateResult,
+			toolContext,
+		}),
 	};
 }
 

@@ -105,19 +105,12 @@ async function runChild(
 			store,
 			session: child,
 			resumed,
-			provider: assembled.provider,
+			...assembled.turnOptions(),
 			toolset,
-			context: assembled.context,
-			guard: assembled.guard,
-			system: assembled.systemNow,
-			vision: assembled.model.vision,
-			maxImagesPerRequest: settings.agent.maxImagesPerRequest,
-			annotateResult: assembled.annotateResult,
 			approve: gate.approve,
 			input: message,
 			maxToolRounds,
 			signal,
-			toolContext: assembled.toolContext,
 		})) {
 			if (event.type === "context") round = event.report.round;
 			else if (event.type === "error") error = event.message;

@@ -78,19 +78,11 @@ export async function runCommand(prompt: string, flags: RunFlags, output: Output
 				session,
 				resumed: existing !== undefined,
 				log,
-				provider: assembled.provider,
-				toolset: assembled.toolset,
-				context: assembled.context,
-				guard: assembled.guard,
-				system: assembled.systemNow,
-				vision: assembled.model.vision,
-				maxImagesPerRequest: settings.agent.maxImagesPerRequest,
-				annotateResult: assembled.annotateResult,
+				...assembled.turnOptions(),
 				approve: gate.approve,
 				input: userText(prompt),
 				maxToolRounds,
 				signal: controller.signal,
-				toolContext: assembled.toolContext,
 			})) {
 				if (event.type === "context") round = event.report.round;
 				render(event);

@@ -204,3 +204,17 @@ export function splitLines(text: string): string[] {
 	if (start < text.length) lines.push(text.slice(start));
 	return lines;
 }
+
+/** Levenshtein distance: insertions, deletions and substitutions, each costing 1 (for "did you mean" lists). */
+export function editDistance(a: string, b: string): number {
+	let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+	for (let i = 1; i <= a.length; i++) {
+		const current = [i];
+		for (let j = 1; j <= b.length; j++) {
+			const substitution = (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1);
+			current.push(Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, substitution));
+		}
+		previous = current;
+	}
+	return previous[b.length] as number;
+}

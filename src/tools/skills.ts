@@ -1,6 +1,7 @@
 import { type Dirent, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
+import { editDistance } from "../llm/text.js";
 import { splitFrontMatter } from "./front-matter.js";
 import { defineTool, failure, type Tool } from "./tool.js";
 
@@ -185,18 +186,4 @@ function unknownSkillMessage(name: string, known: readonly Skill[]): string {
 	const names = known.slice(0, KNOWN_NAMES_SHOWN).map((skill) => skill.name);
 	const more = known.length > names.length ? `, and ${known.length - names.length} more` : "";
 	return `${prefix} Known skills: ${names.join(", ")}${more}.`;
-}
-
-/** Levenshtein distance between two strings. */
-function editDistance(a: string, b: string): number {
-	let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-	for (let i = 1; i <= a.length; i++) {
-		const current = [i];
-		for (let j = 1; j <= b.length; j++) {
-			const substitution = (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1);
-			current.push(Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, substitution));
-		}
-		previous = current;
-	}
-	return previous[b.length] as number;
 }

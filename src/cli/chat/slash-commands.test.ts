@@ -1,12 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-	closeMatches,
-	editDistance,
-	helpText,
-	parseInput,
-	SLASH_COMMANDS,
-	unknownCommandMessage,
-} from "./slash-commands.js";
+import { editDistance } from "../../llm/text.js";
+import { closeMatches, helpText, parseInput, SLASH_COMMANDS, unknownCommandMessage } from "./slash-commands.js";
 
 describe("parseInput", () => {
 	it("reads commands with their arguments", () => {

@@ -1,5 +1,7 @@
 // The interactive session's slash commands as data, and how a typed line becomes a prompt or a command. Pure.
 
+import { editDistance } from "../../llm/text.js";
+
 export interface SlashCommandSpec {
 	name: string;
 	/** How to type it, e.g. "/mode plan|accept|auto". */
@@ -91,20 +93,6 @@ export function closeMatches(word: string, candidates: readonly string[]): strin
 		.filter(({ distance }) => distance <= limit)
 		.sort((a, b) => a.distance - b.distance || a.candidate.localeCompare(b.candidate))
 		.map(({ candidate }) => candidate);
-}
-
-/** Levenshtein distance: insertions, deletions and substitutions, each costing 1. */
-export function editDistance(a: string, b: string): number {
-	let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-	for (let i = 1; i <= a.length; i++) {
-		const current = [i];
-		for (let j = 1; j <= b.length; j++) {
-			const substitution = (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1);
-			current.push(Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, substitution));
-		}
-		previous = current;
-	}
-	return previous[b.length] as number;
 }
 
 /** The /help text: one line per command, then the keys. */

@@ -6,6 +6,9 @@ export default defineConfig({
 		testTimeout: 30_000,
 		hookTimeout: 30_000,
 		pool: "forks",
+		// End-to-end tests drive real processes (Chromium, tmux, CLI children) on a 2-core machine: a test that fails
+		// is run once more, so a scheduling hiccup does not hide the result; a real failure fails twice.
+		retry: 1,
 		reporters: ["default", "./test/support/summary-reporter.ts"],
 	},
 });

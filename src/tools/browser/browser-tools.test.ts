@@ -153,7 +153,13 @@ describe.skipIf("error" in chromium)(`browser tools against a real Chromium${ski
 		new Promise<void>((resolve) => {
 			seen.set(path, resolve);
 		});
-	let releaseHeld: () => void = () => {};
+	// `/held` answers once released — also when the page's request arrives after the release (a loaded machine).
+	let heldReleased = false;
+	let heldResponse: { end(text: string): void } | undefined;
+	const releaseHeld = () => {
+		heldReleased = true;
+		heldResponse?.end("ok");
+	};
 	let doneSeen: Promise<void> = Promise.resolve();
 	let markDone: () => void = () => {};
 	let vision = true;
@@ -189,7 +195,8 @@ describe.skipIf("error" in chromium)(`browser tools against a real Chromium${ski
 				return;
 			}
 			if (path === "/held") {
-				releaseHeld = () => response.end("ok");
+				if (heldReleased) response.end("ok");
+				else heldResponse = response;
 				return;
 			}
 			if (path === "/done") {

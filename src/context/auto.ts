@@ -1,6 +1,6 @@
 import { PRICE_SHEETS, type PriceSheet, rewriteBenefit, warmProbability } from "./cost.js";
 import type { Entry, ReplaceDecision } from "./ledger.js";
-import { MIN_SNIP_BYTES, type Policy, type PolicyState, roundsPolicy } from "./policies.js";
+import { type Policy, type PolicyState, roundsPolicy } from "./policies.js";
 import { currentDecisions } from "./project.js";
 import { estimateTokens } from "./tokens.js";
 
@@ -63,7 +63,7 @@ export function batchThreshold(liveSuffixTokens: number, growth: number, warm: n
 
 /**
  * Plans auto's rewrite for this round. The candidates are what "rounds" would prune (results older than the newest
- * keepToolRounds tool rounds, same placeholders and spill files), minus results under 1 KB. A rewrite is priced as
+ * keepToolRounds tool rounds, same placeholders and spill files; small ones ride along for free). A rewrite is priced as
  * one batch starting at some candidate P: it removes every candidate from P on (ΔT) and re-writes the cached suffix
  * after P (S). A batch is taken when it pays against doing nothing for the expected rest of the session (cost.ts
  * `rewriteBenefit` > 0) AND against rewriting later (ΔT at least the economic batch size, `batchThreshold`); among
@@ -72,7 +72,7 @@ export function batchThreshold(liveSuffixTokens: number, growth: number, warm: n
  * threshold every candidate goes regardless of price: waiting must never push the session into a compaction.
  */
 export function planAuto(state: PolicyState, economy: Economy): { decisions: ReplaceDecision[]; reason: AutoReason } {
-	const candidates = roundsPolicy(state).filter((decision) => decision.bytesBefore >= MIN_SNIP_BYTES);
+	const candidates = roundsPolicy(state);
 	const quiet: AutoReason = {
 		removedTokens: 0,
 		suffixTokens: 0,
@@ -142,14 +142,14 @@ export function planAuto(state: PolicyState, economy: Economy): { decisions: Rep
 }
 
 /**
- * Tokens of tool output the session produces per request, in results large enough to be candidates: the rate at
+ * Tokens of tool output the session produces per request: the rate at
  * which stale output will keep arriving.
  */
 function staleGrowth(state: PolicyState): number {
 	let tokens = 0;
 	for (const entry of state.entries) {
 		const message = entry.message;
-		if (message.role !== "tool" || Buffer.byteLength(message.content) < MIN_SNIP_BYTES) continue;
+		if (message.role !== "tool") continue;
 		tokens += tokensOf(entry, undefined);
 	}
 	return tokens / Math.max(1, state.round - 1);

@@ -142,17 +142,20 @@ export function planAuto(state: PolicyState, economy: Economy): { decisions: Rep
 }
 
 /**
- * Tokens of tool output the session produces per request: the rate at
- * which stale output will keep arriving.
+ * The tokens per request that will turn stale over the next rounds. A result becomes a candidate keepToolRounds
+ * rounds after it arrives, so what turns stale next is exactly what arrived in the last keepToolRounds rounds: their
+ * tool output, per round, is the rate (a whole-session average overstates it once a run settles down, and made auto
+ * wait too long between batches).
  */
 function staleGrowth(state: PolicyState): number {
+	const window = Math.max(1, state.settings.keepToolRounds);
+	const from = Math.max(1, state.round - window);
 	let tokens = 0;
 	for (const entry of state.entries) {
-		const message = entry.message;
-		if (message.role !== "tool") continue;
+		if (entry.message.role !== "tool" || entry.round < from) continue;
 		tokens += tokensOf(entry, undefined);
 	}
-	return tokens / Math.max(1, state.round - 1);
+	return tokens / Math.max(1, state.round - from);
 }
 
 /** The "auto" policy with a default economy (Anthropic prices, a warm cache) when the caller gave none. */

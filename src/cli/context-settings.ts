@@ -36,6 +36,7 @@ export function contextSettingsFor(input: {
 	if (context.toolResultSnipRatio !== undefined) base.toolResultSnipRatio = context.toolResultSnipRatio;
 	if (context.compactRatio !== undefined) base.compactRatio = context.compactRatio;
 	if (context.exemptTools !== undefined) base.exemptTools = context.exemptTools;
+	if (context.autoKeepToolRounds !== undefined) base.autoKeepToolRounds = context.autoKeepToolRounds;
 	base.skillViewsKept = input.settings.skills.protectRecentViews;
 	if (context.elisionSpillDir !== undefined) {
 		const dir = context.elisionSpillDir;

@@ -61,6 +61,7 @@ export const SettingsSchema = z.object({
 			toolResultSnipRatio: z.number().gt(0).lte(1).optional(),
 			compactRatio: z.number().gt(0).lte(1).optional(),
 			exemptTools: z.array(z.string()).optional(),
+			autoKeepToolRounds: z.number().int().nonnegative().optional(),
 		})
 		.default({}),
 	tools: z

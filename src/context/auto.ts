@@ -63,7 +63,7 @@ export function batchThreshold(liveSuffixTokens: number, growth: number, warm: n
 
 /**
  * Plans auto's rewrite for this round. The candidates are what "rounds" would prune (results older than the newest
- * keepToolRounds tool rounds, same placeholders and spill files; small ones ride along for free). A rewrite is priced as
+ * autoKeepToolRounds tool rounds, same placeholders and spill files; small ones ride along for free). A rewrite is priced as
  * one batch starting at some candidate P: it removes every candidate from P on (ΔT) and re-writes the cached suffix
  * after P (S). A batch is taken when it pays against doing nothing for the expected rest of the session (cost.ts
  * `rewriteBenefit` > 0) AND against rewriting later (ΔT at least the economic batch size, `batchThreshold`); among
@@ -72,7 +72,8 @@ export function batchThreshold(liveSuffixTokens: number, growth: number, warm: n
  * threshold every candidate goes regardless of price: waiting must never push the session into a compaction.
  */
 export function planAuto(state: PolicyState, economy: Economy): { decisions: ReplaceDecision[]; reason: AutoReason } {
-	const candidates = roundsPolicy(state);
+	const keep = state.settings.autoKeepToolRounds;
+	const candidates = roundsPolicy({ ...state, settings: { ...state.settings, keepToolRounds: keep } });
 	const quiet: AutoReason = {
 		removedTokens: 0,
 		suffixTokens: 0,
@@ -142,13 +143,13 @@ export function planAuto(state: PolicyState, economy: Economy): { decisions: Rep
 }
 
 /**
- * The tokens per request that will turn stale over the next rounds. A result becomes a candidate keepToolRounds
- * rounds after it arrives, so what turns stale next is exactly what arrived in the last keepToolRounds rounds: their
+ * The tokens per request that will turn stale over the next rounds. A result becomes a candidate autoKeepToolRounds
+ * rounds after it arrives, so what turns stale next is exactly what arrived in the last autoKeepToolRounds rounds: their
  * tool output, per round, is the rate (a whole-session average overstates it once a run settles down, and made auto
  * wait too long between batches).
  */
 function staleGrowth(state: PolicyState): number {
-	const window = Math.max(1, state.settings.keepToolRounds);
+	const window = Math.max(1, state.settings.autoKeepToolRounds);
 	const from = Math.max(1, state.round - window);
 	let tokens = 0;
 	for (const entry of state.entries) {

@@ -10,5 +10,6 @@ export default defineConfig({
 		// is run once more, so a scheduling hiccup does not hide the result; a real failure fails twice.
 		retry: 1,
 		reporters: ["default", "./test/support/summary-reporter.ts"],
+		globalSetup: ["./test/support/global-setup.ts"],
 	},
 });

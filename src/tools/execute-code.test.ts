@@ -1,22 +1,11 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { toolTestContext } from "../../test/support/tool-context.js";
 import { executeCodeTool } from "./execute-code.js";
 import type { ToolContext } from "./tool.js";
 
-function setup(): { root: string; context: ToolContext } {
-	const root = mkdtempSync(join(tmpdir(), "snowpea-code-"));
-	const context: ToolContext = {
-		cwd: root,
-		home: join(root, "home"),
-		sessionId: "s",
-		callId: "c",
-		signal: new AbortController().signal,
-		spillDir: join(root, "spill"),
-	};
-	return { root, context };
-}
+const setup = () => toolTestContext("snowpea-code-");
 
 const run = (context: ToolContext, args: Record<string, unknown>) =>
 	executeCodeTool.execute(JSON.stringify(args), context);

@@ -1,22 +1,11 @@
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { toolTestContext } from "../../test/support/tool-context.js";
 import { formatSize, listDirTool } from "./list-dir.js";
 import type { ToolContext } from "./tool.js";
 
-function setup(): { root: string; context: ToolContext } {
-	const root = mkdtempSync(join(tmpdir(), "snowpea-list-"));
-	const context: ToolContext = {
-		cwd: root,
-		home: join(root, "home"),
-		sessionId: "s",
-		callId: "c",
-		signal: new AbortController().signal,
-		spillDir: join(root, "spill"),
-	};
-	return { root, context };
-}
+const setup = () => toolTestContext("snowpea-list-");
 
 const list = (context: ToolContext, args: Record<string, unknown> = {}) =>
 	listDirTool.execute(JSON.stringify(args), context);

@@ -1,23 +1,12 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { toolTestContext } from "../../test/support/tool-context.js";
 import { readFileTool } from "./read-file.js";
 import type { ToolContext } from "./tool.js";
 
-function setup(): { root: string; context: ToolContext } {
-	const root = mkdtempSync(join(tmpdir(), "snowpea-read-"));
-	const context: ToolContext = {
-		cwd: root,
-		home: join(root, "home"),
-		sessionId: "s",
-		callId: "c",
-		signal: new AbortController().signal,
-		spillDir: join(root, "spill"),
-	};
-	return { root, context };
-}
+const setup = () => toolTestContext("snowpea-read-");
 
 const read = (context: ToolContext, args: Record<string, unknown>) =>
 	readFileTool.execute(JSON.stringify(args), context);

@@ -1,22 +1,10 @@
-import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { ToolContext } from "./tool.js";
+import { toolTestContext } from "../../test/support/tool-context.js";
 import { writeFileTool } from "./write-file.js";
 
-function setup(): { root: string; context: ToolContext } {
-	const root = mkdtempSync(join(tmpdir(), "snowpea-write-"));
-	const context: ToolContext = {
-		cwd: root,
-		home: join(root, "home"),
-		sessionId: "s",
-		callId: "c",
-		signal: new AbortController().signal,
-		spillDir: join(root, "spill"),
-	};
-	return { root, context };
-}
+const setup = () => toolTestContext("snowpea-write-");
 
 describe("write_file", () => {
 	it("creates parent directories and reports bytes and lines", async () => {

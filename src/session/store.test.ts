@@ -142,6 +142,25 @@ describe("SessionStore round trip", () => {
 			cacheWrite: 300,
 			requests: 2,
 		});
+		// a compaction's summary call is a provider request too; one without a call (a digest) is not
+		store.appendEvent(session.id, {
+			type: "compaction",
+			round: 3,
+			source: "summary",
+			trigger: "size",
+			tokensBefore: 9000,
+			tokensAfter: 2000,
+			usage: { ...USAGE, input: 900, output: 40, cacheRead: 880, cacheWrite: 0 },
+		});
+		store.appendEvent(session.id, {
+			type: "compaction",
+			round: 4,
+			source: "digest",
+			trigger: "size",
+			tokensBefore: 9000,
+			tokensAfter: 2100,
+		});
+		expect(store.usageTotals(session.id)).toMatchObject({ input: 2400, output: 200, requests: 3 });
 	});
 
 	it("counts seqs per session, so interleaved sessions each start at 1", () => {

@@ -392,7 +392,10 @@ export class SessionStore {
 		);
 	}
 
-	/** Token totals summed over the session's "usage" events; all zero for a session without any. */
+	/**
+	 * Token totals over every provider request of the session: its "usage" events and the summary calls of its
+	 * "compaction" events; all zero for a session without any.
+	 */
 	usageTotals(sessionId: string): UsageTotals {
 		return this.read(() => {
 			const row = this.statements.usageTotals.get(sessionId);
@@ -552,7 +555,8 @@ function prepareStatements(database: Database.Database) {
 				COALESCE(SUM(json_extract(body, '$.usage.cacheRead')), 0) AS cacheRead,
 				COALESCE(SUM(json_extract(body, '$.usage.cacheWrite')), 0) AS cacheWrite,
 				COUNT(*) AS requests
-			 FROM events WHERE session_id = ? AND type = 'usage'`,
+			 FROM events WHERE session_id = ? AND type IN ('usage', 'compaction')
+			   AND json_extract(body, '$.usage') IS NOT NULL`,
 		),
 	};
 }

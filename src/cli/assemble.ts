@@ -176,6 +176,12 @@ export async function assembleSession(input: AssembleInput): Promise<AssembledSe
 		lastRequest ? lastRequest.createdAt / 1000 : undefined,
 	);
 	context.restore(state.entries);
+	// A resumed session's token estimates start calibrated by its last response, not at 1:1.
+	const lastUsage = store.events(session.id, { types: ["usage"] }).at(-1)?.event;
+	const lastReport = lastRequest?.event;
+	if (lastUsage?.type === "usage" && lastReport?.type === "context" && lastReport.report.round === lastUsage.round) {
+		context.calibrate(lastReport.report.total.tokens, lastUsage.usage);
+	}
 	const contextFiles = new ContextFiles({
 		cwd,
 		caps: contextFileCaps(context.settings.contextWindow || undefined, {

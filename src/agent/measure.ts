@@ -10,10 +10,11 @@ function size(text: string): PartSize {
 	return { bytes: Buffer.byteLength(text), tokens: estimateTokens(text) };
 }
 
-function remembered(key: object, render: () => string): PartSize {
+function remembered(key: object, render: () => string, extraTokens = 0): PartSize {
 	const known = measured.get(key);
 	if (known) return known;
-	const result = size(render());
+	const rendered = size(render());
+	const result = { bytes: rendered.bytes, tokens: rendered.tokens + extraTokens };
 	measured.set(key, result);
 	return result;
 }
@@ -23,6 +24,19 @@ function add(a: PartSize, b: PartSize): PartSize {
 }
 
 const ZERO: PartSize = { bytes: 0, tokens: 0 };
+
+/**
+ * What the images a message refers to cost a provider: about width × height / 750 tokens each (Anthropic's rule; the
+ * stored copy is at most 1,568 px on its long edge). The transcript holds only a reference, so its JSON alone would
+ * count an image as a few dozen tokens.
+ */
+function imageTokens(message: Message): number {
+	if (message.role !== "user") return 0;
+	let tokens = 0;
+	for (const part of message.content)
+		if (part.type === "image-ref") tokens += Math.ceil((part.ref.width * part.ref.height) / 750);
+	return tokens;
+}
 
 export function measureSystem(system: readonly SystemSegment[]): PartSize {
 	return remembered(system, () => system.map((segment) => segment.text).join("\n\n"));
@@ -40,7 +54,7 @@ export function measureMessages(messages: readonly Message[]): PartSize & { tool
 	let total = ZERO;
 	let toolResults = ZERO;
 	for (const message of messages) {
-		const part = remembered(message, () => JSON.stringify(message));
+		const part = remembered(message, () => JSON.stringify(message), imageTokens(message));
 		total = add(total, part);
 		if (message.role === "tool")
 			toolResults = add(toolResults, { bytes: Buffer.byteLength(message.content), tokens: part.tokens });

@@ -286,6 +286,15 @@ export class BrowserSession {
 		});
 	}
 
+	/**
+	 * Lets redirect checks still running from earlier calls finish (and act) before a new navigation starts, and forgets
+	 * what they refused: a late check must not blank the page the next call opens. Never rejects.
+	 */
+	async quiesce(): Promise<void> {
+		while (this.pending.size > 0) await Promise.all([...this.pending]);
+		this.refusals.length = 0;
+	}
+
 	private track(pending: Promise<unknown>): void {
 		const settled = pending.catch(noop).finally(() => this.pending.delete(settled));
 		this.pending.add(settled);

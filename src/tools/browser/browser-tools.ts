@@ -125,8 +125,16 @@ export function createBrowserTools(options: BrowserToolsOptions): { tools: Tool[
 				let status: number | undefined;
 				let statusText = "";
 				let note = "";
+				await session.quiesce();
+				const open = () => page.goto(parsed.url.href, { waitUntil: "load", timeout: NAVIGATION_TIMEOUT_MS });
 				try {
-					const response = await page.goto(parsed.url.href, { waitUntil: "load", timeout: NAVIGATION_TIMEOUT_MS });
+					// A navigation an earlier call left running (a late redirect check blanking the page) may interrupt this
+					// one: when nothing was refused, open the page once more.
+					const response = await open().catch(async (error: unknown) => {
+						if (!/interrupted by another navigation/i.test(errorLine(error))) throw error;
+						await session.quiesce();
+						return open();
+					});
 					status = response?.status();
 					statusText = response?.statusText() ?? "";
 				} catch (error) {

@@ -1,25 +1,17 @@
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { toolTestContext } from "../../test/support/tool-context.js";
 import { globTool } from "./glob.js";
 import { expandBraces, globToRegExp } from "./glob-pattern.js";
 import type { ToolContext } from "./tool.js";
 
 function tree(paths: string[]): { root: string; context: ToolContext } {
-	const root = mkdtempSync(join(tmpdir(), "snowpea-glob-"));
+	const { root, context } = toolTestContext("snowpea-glob-");
 	for (const path of paths) {
 		mkdirSync(dirname(join(root, path)), { recursive: true });
 		writeFileSync(join(root, path), "x");
 	}
-	const context: ToolContext = {
-		cwd: root,
-		home: join(root, "home"),
-		sessionId: "s",
-		callId: "c",
-		signal: new AbortController().signal,
-		spillDir: join(root, "spill"),
-	};
 	return { root, context };
 }
 

@@ -1,7 +1,7 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { toolTestContext } from "../../test/support/tool-context.js";
 import { createGrepTool, ripgrepAvailable } from "./grep.js";
 import type { ToolContext } from "./tool.js";
 
@@ -9,19 +9,11 @@ const builtin = createGrepTool({ engine: "builtin" });
 const ripgrep = createGrepTool({ engine: "ripgrep" });
 
 function tree(files: Record<string, string | Buffer>): { root: string; context: ToolContext } {
-	const root = mkdtempSync(join(tmpdir(), "snowpea-grep-"));
+	const { root, context } = toolTestContext("snowpea-grep-");
 	for (const [path, content] of Object.entries(files)) {
 		mkdirSync(dirname(join(root, path)), { recursive: true });
 		writeFileSync(join(root, path), content);
 	}
-	const context: ToolContext = {
-		cwd: root,
-		home: join(root, "home"),
-		sessionId: "s",
-		callId: "c",
-		signal: new AbortController().signal,
-		spillDir: join(root, "spill"),
-	};
 	return { root, context };
 }
 

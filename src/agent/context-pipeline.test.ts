@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Entry } from "../context/ledger.js";
 import { DEFAULT_CONTEXT_SETTINGS } from "../context/settings.js";
+import type { Message } from "../llm/types.js";
 import { ContextPipeline } from "./context-pipeline.js";
 
 /** A session of `rounds` rounds, each with one 6,000-byte shell result. */
@@ -93,5 +94,53 @@ describe("the agent's side of the context engine", () => {
 		const after = resumed.build(entries, 4, frame);
 		expect(after.events).toEqual([]);
 		expect(JSON.stringify(after.messages)).toBe(JSON.stringify(before));
+	});
+
+	it("spills the long arguments of a pruned call, and without a writable spill directory elides them bare", () => {
+		const content = "x".repeat(99).concat("\n").repeat(20);
+		const entries: Entry[] = [{ message: { role: "user", content: [{ type: "text", text: "go" }] }, round: 1 }];
+		for (let round = 1; round <= 3; round++) {
+			const id = `write${round}`;
+			const call = { id, name: "write_file", arguments: JSON.stringify({ path: `f${round}`, content }) };
+			entries.push({ message: { role: "assistant", text: "", toolCalls: [call] }, round });
+			const answer = { role: "tool" as const, toolCallId: id, toolName: "write_file", content: "ok", isError: false };
+			entries.push({ message: answer, round });
+		}
+		const rounds = (spillDir: string) => ({
+			...DEFAULT_CONTEXT_SETTINGS,
+			policy: "rounds" as const,
+			keepToolRounds: 1,
+			spillDir,
+		});
+		const written = (messages: readonly Message[]) =>
+			messages.flatMap((message) =>
+				message.role === "assistant"
+					? message.toolCalls.map((call) => (JSON.parse(call.arguments) as { content: string }).content)
+					: [],
+			);
+
+		const spillDir = join(mkdtempSync(join(tmpdir(), "snowpea-pipeline-")), "elided");
+		const { messages, events } = new ContextPipeline(rounds(spillDir)).build(entries, 4, frame);
+		const file = join(spillDir, "0000.txt");
+		expect(written(messages)).toEqual([
+			`[snowpea elided this 21-line value (2000 chars) of an earlier call; the call ran with the full text; saved to ${file}]`,
+			`[snowpea elided this 21-line value (2000 chars) of an earlier call; the call ran with the full text; saved to ${join(spillDir, "0001.txt")}]`,
+			content,
+		]);
+		expect(readFileSync(file, "utf8")).toBe(`--- write_file (write1) content ---\n${content}\n`);
+		expect(statSync(file).mode & 0o777).toBe(0o600);
+		expect(events.filter((event) => event.type === "decision").map((event) => event.kind)).toEqual([
+			"arguments",
+			"arguments",
+		]);
+
+		const blocker = join(mkdtempSync(join(tmpdir(), "snowpea-pipeline-")), "not-a-directory");
+		writeFileSync(blocker, "a file where the spill directory should be");
+		const blocked = new ContextPipeline(rounds(join(blocker, "elided"))).build(entries, 4, frame);
+		expect(written(blocked.messages).slice(0, 2)).toEqual([
+			"[snowpea elided this 21-line value (2000 chars) of an earlier call; the call ran with the full text]",
+			"[snowpea elided this 21-line value (2000 chars) of an earlier call; the call ran with the full text]",
+		]);
+		expect(blocked.events.filter((event) => event.type === "warning")).toHaveLength(1);
 	});
 });

@@ -1,8 +1,15 @@
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { argumentsSpillText, bareArguments, elideArguments } from "../context/arguments.js";
 import { PRICE_SHEETS, type PriceSheet } from "../context/cost.js";
 import { runPolicy } from "../context/engine.js";
-import { type Decision, type Entry, type ReplaceDecision, spillsToWrite } from "../context/ledger.js";
+import {
+	type Decision,
+	type Entry,
+	type PassDecision,
+	type ReplaceDecision,
+	spillsToWrite,
+} from "../context/ledger.js";
 import { barePlaceholder } from "../context/placeholders.js";
 import { activeCheckpoint, project } from "../context/project.js";
 import type { ContextSettings } from "../context/settings.js";
@@ -87,9 +94,10 @@ export class ContextPipeline {
 	}
 
 	/** Remembers which calls' results were replaced, from the ledger and the transcript. */
-	private noteReplaced(entries: readonly Entry[], decisions: readonly ReplaceDecision[]): string[] {
+	private noteReplaced(entries: readonly Entry[], decisions: readonly PassDecision[]): string[] {
 		const ids: string[] = [];
 		for (const decision of decisions) {
+			if (decision.kind !== "replace") continue;
 			const message = entries[decision.entry]?.message;
 			if (message?.role !== "tool") continue;
 			this.replacedCalls.add(message.toolCallId);
@@ -302,7 +310,10 @@ export class ContextPipeline {
 			}
 			if (kept.length > 0) {
 				const reasons = new Map<string, number>();
-				for (const decision of kept) reasons.set(decision.reason, (reasons.get(decision.reason) ?? 0) + 1);
+				for (const decision of kept) {
+					const reason = decision.kind === "replace" ? decision.reason : "long arguments";
+					reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+				}
 				for (const [reason, count] of reasons) this.changes.push(`elision: ${reason} ×${count}`);
 			}
 			if (report && kept.length > 0) {
@@ -310,7 +321,7 @@ export class ContextPipeline {
 					type: "elision",
 					round,
 					kind: report.kind,
-					count: kept.length,
+					count: kept.filter((decision) => decision.kind === "replace").length,
 					reclaimedBytes: kept.reduce((sum, decision) => sum + decision.bytesBefore - decision.bytesAfter, 0),
 					toolResultBytesAfter: report.toolResultBytesAfter,
 					...(report.auto ? { reason: { ...report.auto } } : {}),
@@ -329,9 +340,9 @@ export class ContextPipeline {
 	}
 
 	/** Writes the spill files of new decisions; a failed write makes that decision bare (or drops it). */
-	private writeSpills(entries: readonly Entry[], decisions: ReplaceDecision[]): ReplaceDecision[] {
+	private writeSpills(entries: readonly Entry[], decisions: PassDecision[]): PassDecision[] {
 		const pending = new Set(spillsToWrite(this.ledger, decisions));
-		const kept: ReplaceDecision[] = [];
+		const kept: PassDecision[] = [];
 		for (const decision of decisions) {
 			if (!pending.has(decision) || !decision.spill) {
 				kept.push(decision);
@@ -339,6 +350,14 @@ export class ContextPipeline {
 			}
 			const message = entries[decision.entry]?.message;
 			try {
+				if (decision.kind === "arguments") {
+					if (message?.role !== "assistant") throw new Error(`entry ${decision.entry} is not an assistant message`);
+					const elided = elideArguments(message, this.settings.elideArgumentChars, decision.spill.path);
+					if (!elided) throw new Error(`entry ${decision.entry} has no arguments to elide`);
+					writeSpillFile(decision.spill.path, argumentsSpillText(elided.values));
+					kept.push(decision);
+					continue;
+				}
 				if (message?.role !== "tool") throw new Error(`entry ${decision.entry} is not a tool result`);
 				writeSpillFile(decision.spill.path, message.content);
 				kept.push(decision);
@@ -349,7 +368,10 @@ export class ContextPipeline {
 						`could not write spill file ${decision.spill.path} (${(error as Error).message}); elided results from now on are not recoverable`,
 					);
 				}
-				const bare = barePlaceholder(decision);
+				const bare =
+					decision.kind === "replace"
+						? barePlaceholder(decision)
+						: bareArguments(decision, message, this.settings.elideArgumentChars);
 				if (bare) kept.push(bare);
 			}
 		}

@@ -1,7 +1,7 @@
 import { PrefixCache, type RequestSegments } from "../context/cost.js";
 import { runPolicy } from "../context/engine.js";
-import type { Entry, ReplaceDecision } from "../context/ledger.js";
-import { currentDecisions, project } from "../context/project.js";
+import type { Entry, PassDecision } from "../context/ledger.js";
+import { project, shownDecisions } from "../context/project.js";
 import type { ContextSettings } from "../context/settings.js";
 import { benchSettings, ORACLE } from "./bench-policies.js";
 import { recallOfRequest } from "./recall.js";
@@ -13,6 +13,10 @@ import { requestSegments, rewritesHistory } from "./request-segments.js";
 // request at round t after the last cut at round c shows every result that was older than the last N tool rounds as
 // of round c replaced, and everything newer verbatim. No online policy of this family can do better on the same
 // trajectory, so it is the line the others are measured against.
+//
+// The family is the one the issue's target names: tool results only. snowpea's rounds and auto also elide the long
+// arguments of calls whose results are gone (context/arguments.ts); the oracle does not, so "÷ oracle" below 1 is
+// what that mechanism adds on top of the best possible result schedule.
 //
 // The cut's placeholders are the engine's own rounds-policy placeholders, but BARE (no spill path): with spill paths
 // the text of a cut would depend on how many spills earlier cuts took, and a cut would no longer be a function of its
@@ -31,18 +35,21 @@ interface Cuts {
 	/** Per round t (index t − 1): the id of the cut taken at t (0 = nothing to replace). */
 	cutAt: number[];
 	/** Per cut id: its decisions (id 0: none). */
-	ledgers: ReplaceDecision[][];
+	ledgers: PassDecision[][];
 }
 
 /** A cut id and the transcript view that shows it, grown in place as rounds advance (see project()). */
 interface View {
 	cut: number;
-	ledger: ReplaceDecision[];
+	ledger: PassDecision[];
 	visible: Entry[];
 }
 
 function cutSettings(keepToolRounds: number): ContextSettings {
-	return benchSettings({ name: ORACLE, settings: { policy: "rounds", keepToolRounds, spillDir: "off" } });
+	return benchSettings({
+		name: ORACLE,
+		settings: { policy: "rounds", keepToolRounds, spillDir: "off", elideArgumentChars: 0 },
+	});
 }
 
 /**
@@ -54,8 +61,8 @@ function computeCuts(context: ReplayContext, keepToolRounds: number): Cuts {
 	const settings = cutSettings(keepToolRounds);
 	const visible: Entry[] = [];
 	const ids = new Map<string, number>([["", 0]]);
-	const ledgers: ReplaceDecision[][] = [[]];
-	const interned = new Map<number, ReplaceDecision>();
+	const ledgers: PassDecision[][] = [[]];
+	const interned = new Map<number, { shown: string; decision: PassDecision }>();
 	const cutAt: number[] = [];
 	for (const [index, position] of trajectory.assistants.entries()) {
 		while (visible.length < position) visible.push(trajectory.entries[visible.length] as Entry);
@@ -69,9 +76,10 @@ function computeCuts(context: ReplayContext, keepToolRounds: number): Cuts {
 			tools: context.tools,
 		});
 		const shared = decisions.map((decision) => {
+			const shown = decision.kind === "replace" ? decision.placeholder : JSON.stringify(decision.arguments);
 			const known = interned.get(decision.entry);
-			if (known && known.placeholder === decision.placeholder) return known;
-			interned.set(decision.entry, decision);
+			if (known && known.shown === shown) return known.decision;
+			interned.set(decision.entry, { shown, decision });
 			return decision;
 		});
 		const key = shared.map((decision) => decision.entry).join(",");
@@ -87,7 +95,7 @@ function computeCuts(context: ReplayContext, keepToolRounds: number): Cuts {
 }
 
 function view(cuts: Cuts, cut: number): View {
-	return { cut, ledger: cuts.ledgers[cut] as ReplaceDecision[], visible: [] };
+	return { cut, ledger: cuts.ledgers[cut] as PassDecision[], visible: [] };
 }
 
 /** The request for `round` under a view: its entries grown to the round, projected with the view's cut. */
@@ -144,7 +152,7 @@ export function replaySchedule(
 		if (cutRounds.has(round) && cut !== state.cut) state = view(all, cut);
 		const segments = segmentsOf(context, state, round);
 		const priced = cache.price(segments, context.times[round - 1] as number, context.outputTokens[round - 1]);
-		const recall = recallOfRequest(context.recall, round, currentDecisions(state.visible, state.ledger, round));
+		const recall = recallOfRequest(context.recall, round, shownDecisions(state.visible, state.ledger, round));
 		requests.push({
 			tokens: priced.tokens,
 			cacheRead: priced.cacheRead,

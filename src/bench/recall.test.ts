@@ -89,4 +89,35 @@ describe("recall", () => {
 		expect(index.turns.flat()).not.toContain("load_config");
 		expect(index.turns.flat()).not.toContain("src/settings/config_loader.py");
 	});
+
+	it("counts a token as gone once the only call argument that still carried it is elided", () => {
+		// the read's output names the path; a later write repeats it inside a long content argument; the read is pruned
+		const write = (content: string) => ({ path: "notes.txt", content });
+		const lines: Line[] = [
+			{ role: "system", content: "You are a coding agent." },
+			{ role: "user", content: "Record where the loader lives." },
+			...toolTurn(
+				"find",
+				"bash",
+				{ command: "grep -rn 'def load' ." },
+				`./src/settings/config_loader.py:42\n${filler("grep", 20)}`,
+			),
+			...toolTurn("note", "write_file", write(`${filler("pad", 30)}\nsee src/settings/config_loader.py\n`), "ok"),
+		];
+		for (let round = 0; round < 6; round++)
+			lines.push(...toolTurn(`u${round}`, "bash", { command: `echo ${round}` }, filler(`noise${round}`, 40)));
+		lines.push(
+			...toolTurn(
+				"use",
+				"bash",
+				{ command: "python -m src.settings.config_loader" },
+				"done",
+				"Using src/settings/config_loader.py.",
+			),
+		);
+		const kept = recallOf(lines, { policy: "rounds", keepToolRounds: 2, elideArgumentChars: 0 });
+		const elided = recallOf(lines, { policy: "rounds", keepToolRounds: 2, elideArgumentChars: 500 });
+		expect(kept.recall).toBe(1);
+		expect(elided.recall).toBeLessThan(1);
+	});
 });

@@ -1,4 +1,4 @@
-import type { ReplaceDecision } from "../context/ledger.js";
+import type { PassDecision } from "../context/ledger.js";
 import type { Message } from "../llm/types.js";
 import type { Trajectory } from "./trajectory.js";
 
@@ -80,6 +80,8 @@ export interface RecallIndex {
 	postings: ReadonlyMap<string, readonly number[]>;
 	/** Entry index of each assistant message (as in the trajectory). */
 	assistants: readonly number[];
+	/** The original message of every entry. */
+	messages: readonly Message[];
 }
 
 /**
@@ -119,7 +121,7 @@ export function buildRecallIndex(trajectory: Trajectory): RecallIndex {
 			else postings.set(token, [index]);
 		}
 	}
-	return { turns, postings, assistants };
+	return { turns, postings, assistants, messages: entries.map((entry) => entry.message) };
 }
 
 /** Tokens kept and counted in one request. */
@@ -128,19 +130,20 @@ export interface RecallCount {
 	total: number;
 }
 
-const placeholderTokens = new WeakMap<ReplaceDecision, Set<string>>();
+const placeholderTokens = new WeakMap<PassDecision, Set<string>>();
 
 /**
  * Recall of request k (1-based): how many of the tokens counted for assistant message k are still present in the
  * request, given what each entry shows (`shown[e]`: the decision entry e shows, undefined for its original text).
  * A token is present when some entry before assistant message k that contained it still shows it: in its original
- * text, or inside the placeholder that replaced it (a snip keeps head and tail). Words a placeholder adds of its own
- * (tool names, spill paths) do not count as kept information. Pure (placeholder tokens are memoized per decision).
+ * text, or inside the placeholder that replaced it (a snip keeps head and tail), or — for a message whose long
+ * call arguments were elided — in its text or the arguments it still shows. Words a placeholder or an elision note
+ * adds of its own (tool names, spill paths) do not count as kept information. Pure (placeholder tokens are memoized per decision).
  */
 export function recallOfRequest(
 	index: RecallIndex,
 	request: number,
-	shown: readonly (ReplaceDecision | undefined)[],
+	shown: readonly (PassDecision | undefined)[],
 ): RecallCount {
 	const tokens = index.turns[request - 1] ?? [];
 	const limit = index.assistants[request - 1] ?? 0;
@@ -149,7 +152,7 @@ export function recallOfRequest(
 		for (const entry of index.postings.get(token) ?? []) {
 			if (entry >= limit) break;
 			const decision = shown[entry];
-			if (decision === undefined || tokensOfPlaceholder(decision).has(token)) {
+			if (decision === undefined || tokensOfPlaceholder(decision, index.messages[entry] as Message).has(token)) {
 				kept++;
 				break;
 			}
@@ -158,10 +161,15 @@ export function recallOfRequest(
 	return { kept, total: tokens.length };
 }
 
-function tokensOfPlaceholder(decision: ReplaceDecision): Set<string> {
+function tokensOfPlaceholder(decision: PassDecision, message: Message): Set<string> {
 	let tokens = placeholderTokens.get(decision);
 	if (!tokens) {
-		tokens = distinctiveTokens(decision.placeholder);
+		tokens = new Set<string>();
+		const texts =
+			decision.kind === "replace"
+				? [decision.placeholder]
+				: [message.role === "assistant" ? message.text : "", ...decision.arguments.flatMap(argumentStrings)];
+		for (const text of texts) for (const token of distinctiveTokens(text)) tokens.add(token);
 		placeholderTokens.set(decision, tokens);
 	}
 	return tokens;

@@ -1,7 +1,7 @@
 import { PrefixCache, type PriceSheet, type RequestSegments } from "../context/cost.js";
 import { runPolicy } from "../context/engine.js";
 import type { Decision, Entry } from "../context/ledger.js";
-import { currentDecisions, project } from "../context/project.js";
+import { project, shownDecisions } from "../context/project.js";
 import type { ContextSettings } from "../context/settings.js";
 import type { SnipTool } from "../context/snip.js";
 import { estimateTokens } from "../context/tokens.js";
@@ -135,7 +135,7 @@ export function replayPolicy(
 			segments = requestSegments(trajectory.system, project(visible, ledger, round));
 		}
 		const priced = cache.price(segments, context.times[index] as number, context.outputTokens[index]);
-		const recall = recallOfRequest(context.recall, round, currentDecisions(visible, ledger, round));
+		const recall = recallOfRequest(context.recall, round, shownDecisions(visible, ledger, round));
 		const figures: RequestFigures = {
 			tokens: priced.tokens,
 			cacheRead: priced.cacheRead,

@@ -125,6 +125,10 @@ export interface TableRow {
 	cost: number;
 	/** Saving versus "off" as a share of off's cost (negative: dearer); undefined without "off". */
 	savingVsOff: number | undefined;
+	/** Prompt cost (output left out: it is the same under every policy) over off's; undefined without "off". */
+	promptVsOff: number | undefined;
+	/** Trajectories this policy replays dearer than "off"; undefined without "off". */
+	dearerThanOff: number | undefined;
 	/** Cache reads as a share of input tokens. */
 	cacheHitShare: number;
 	/** Cache-write spend as a share of the policy's cost. */
@@ -140,10 +144,17 @@ export function tableRows(document: BenchJson): TableRow[] {
 	const off = document.policies.find((policy) => policy.name === "off");
 	const oracle = document.policies.find((policy) => policy.name === ORACLE);
 	const writePrice = (document.prices.input * document.prices.cacheWriteMultiplier) / 1e6;
+	const prompt = (policy: BenchPolicyJson) => policy.cost - (policy.output_tokens * document.prices.output) / 1e6;
 	return document.policies.map((policy) => ({
 		name: policy.name,
 		cost: policy.cost,
 		savingVsOff: off && off.cost > 0 ? 1 - policy.cost / off.cost : undefined,
+		promptVsOff: off && prompt(off) > 0 ? prompt(policy) / prompt(off) : undefined,
+		dearerThanOff: off
+			? policy.per_trajectory.filter(
+					(run, index) => run.cost > (off.per_trajectory[index]?.cost ?? Infinity) * (1 + 1e-9),
+				).length
+			: undefined,
 		cacheHitShare: policy.input_tokens === 0 ? 0 : policy.cache_read_tokens / policy.input_tokens,
 		cacheWriteShare: policy.cost === 0 ? 0 : (policy.cache_write_tokens * writePrice) / policy.cost,
 		recall: policy.recall,
@@ -163,22 +174,35 @@ export function reportFooter(document: BenchJson): string[] {
 	const output = document.policies[0]?.output_tokens ?? 0;
 	const outputCost = (output * document.prices.output) / 1e6;
 	return [
-		`cost = billed prompt (cache reads + cache writes + uncached input) + output; output is identical under every policy (${output.toLocaleString("en-US")} tokens, ${dollars(outputCost)}).`,
+		`cost = billed prompt (cache reads + cache writes + uncached input) + output; output is identical under every policy (${output.toLocaleString("en-US")} tokens, ${dollars(outputCost)}); prompt ÷ off leaves it out. runs > off = trajectories the policy replays dearer than off.`,
 		"The agent's actions are held fixed: re-reads a policy would have caused, and any change in task success, are not measured. Recall (the share of tool-derived identifiers, paths and numbers the agent used that were still in its request) is the proxy.",
-		`oracle = the cheapest schedule, chosen with hindsight, of "replace every result older than the last ${ORACLE_KEEP_TOOL_ROUNDS} tool rounds" (bare placeholders); ÷ oracle is cost over its cost.`,
+		`oracle = the cheapest schedule, chosen with hindsight, of "replace every result older than the last ${ORACLE_KEEP_TOOL_ROUNDS} tool rounds" (bare placeholders, results only: rounds and auto also elide long call arguments); ÷ oracle is cost over its cost.`,
 		"Tokens are o200k estimates; every request starts with a fixed ~2.1K-token block of tool schemas the recorded runs do not carry.",
 	];
 }
 
 /** The heading and one row per policy, aligned. Pure. */
 export function formatTable(document: BenchJson): string {
-	const header = ["policy", "cost", "vs off", "cache hit", "write share", "recall", "rewrites", "÷ oracle"];
+	const header = [
+		"policy",
+		"cost",
+		"vs off",
+		"prompt ÷ off",
+		"runs > off",
+		"cache hit",
+		"write share",
+		"recall",
+		"rewrites",
+		"÷ oracle",
+	];
 	const rows = tableRows(document).map((row) => [
 		row.name,
 		dollars(row.cost),
 		row.name === "off" || row.savingVsOff === undefined
 			? "—"
 			: `${row.savingVsOff >= 0 ? "−" : "+"}${percent(Math.abs(row.savingVsOff))}`,
+		row.name === "off" || row.promptVsOff === undefined ? "—" : row.promptVsOff.toFixed(3),
+		row.name === "off" || row.dearerThanOff === undefined ? "—" : String(row.dearerThanOff),
 		percent(row.cacheHitShare),
 		percent(row.cacheWriteShare),
 		row.recall.toFixed(3),

@@ -37,6 +37,7 @@ export function contextSettingsFor(input: {
 	if (context.compactRatio !== undefined) base.compactRatio = context.compactRatio;
 	if (context.exemptTools !== undefined) base.exemptTools = context.exemptTools;
 	if (context.autoKeepToolRounds !== undefined) base.autoKeepToolRounds = context.autoKeepToolRounds;
+	if (context.elideArgumentChars !== undefined) base.elideArgumentChars = context.elideArgumentChars;
 	base.skillViewsKept = input.settings.skills.protectRecentViews;
 	if (context.elisionSpillDir !== undefined) {
 		const dir = context.elisionSpillDir;

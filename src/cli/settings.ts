@@ -62,6 +62,7 @@ export const SettingsSchema = z.object({
 			compactRatio: z.number().gt(0).lte(1).optional(),
 			exemptTools: z.array(z.string()).optional(),
 			autoKeepToolRounds: z.number().int().nonnegative().optional(),
+			elideArgumentChars: z.number().int().nonnegative().optional(),
 		})
 		.default({}),
 	tools: z

@@ -5,7 +5,7 @@ import { stateOf, transcript } from "../../test/support/context-fixtures.js";
 import { batchThreshold, planAuto, predictFutureRequests } from "./auto.js";
 import { PRICE_SHEETS, rewriteBenefit, warmProbability } from "./cost.js";
 import { runPolicy } from "./engine.js";
-import type { Decision, Entry } from "./ledger.js";
+import type { Decision, Entry, ReplaceDecision } from "./ledger.js";
 
 const sheet = PRICE_SHEETS.anthropic;
 const warm = { sheet, idleSeconds: 10 };
@@ -69,8 +69,8 @@ describe("auto: every rewrite priced against its cache write", () => {
 			},
 		);
 		expect(stale.decisions).toEqual([]);
-		// every result older than the newest autoKeepToolRounds (4) tool rounds: rounds 1–8 of 12
-		expect(cold.decisions.length).toBe(12 - 4);
+		// every result older than the newest autoKeepToolRounds (5) tool rounds: rounds 1–7 of 12
+		expect(cold.decisions.length).toBe(12 - 5);
 		expect(cold.reason.warmProbability).toBe(0);
 	});
 
@@ -92,7 +92,7 @@ describe("auto: every rewrite priced against its cache write", () => {
 		const state = { ...stateOf(entries, { policy: "auto", spillDir: "/spill" }, { round: 41 }), economy: warm };
 		const { decisions, report } = runPolicy(state);
 		expect(decisions.length).toBeGreaterThan(0);
-		expect(decisions[0]?.placeholder).toMatch(
+		expect((decisions[0] as ReplaceDecision | undefined)?.placeholder).toMatch(
 			/^\[earlier read_file output pruned — \d+ chars saved to \/spill\/\d{4}\.txt; read_file to recover\]$/,
 		);
 		expect(report?.auto).toMatchObject({ futureRequests: 20, warmProbability: 1, forced: false });

@@ -1,7 +1,8 @@
+import { elideArguments, withArgumentDecisions } from "./arguments.js";
 import { PRICE_SHEETS, type PriceSheet, rewriteBenefit, warmProbability } from "./cost.js";
-import type { Entry, ReplaceDecision } from "./ledger.js";
-import { type Policy, type PolicyState, roundsPolicy } from "./policies.js";
-import { currentDecisions } from "./project.js";
+import type { Entry, PassDecision } from "./ledger.js";
+import { type Policy, type PolicyState, roundsReplacements } from "./policies.js";
+import { shownDecisions } from "./project.js";
 import { estimateTokens } from "./tokens.js";
 
 /** What "auto" prices its decisions with; the agent fills it from the model table and the clock. */
@@ -27,14 +28,24 @@ export interface AutoReason {
 // The estimated tokens of an entry as shown: remembered per message or per decision (both never change).
 const shownTokens = new WeakMap<object, number>();
 
-function tokensOf(entry: Entry, decision: ReplaceDecision | undefined): number {
+function tokensOf(entry: Entry, decision: PassDecision | undefined): number {
 	const key = decision ?? entry.message;
 	let tokens = shownTokens.get(key);
 	if (tokens === undefined) {
-		tokens = decision ? estimateTokens(decision.placeholder) + 8 : estimateTokens(JSON.stringify(entry.message));
+		tokens = estimateTokens(JSON.stringify(shownMessage(entry, decision)));
 		shownTokens.set(key, tokens);
 	}
 	return tokens;
+}
+
+/** The message an entry shows under `decision`, as far as its size goes. */
+function shownMessage(entry: Entry, decision: PassDecision | undefined): unknown {
+	const message = entry.message;
+	if (!decision) return message;
+	if (decision.kind === "replace") return { ...message, content: decision.placeholder };
+	if (message.role !== "assistant") return message;
+	const toolCalls = message.toolCalls.map((call, index) => ({ ...call, arguments: decision.arguments[index] }));
+	return { ...message, toolCalls };
 }
 
 /**
@@ -63,17 +74,20 @@ export function batchThreshold(liveSuffixTokens: number, growth: number, warm: n
 
 /**
  * Plans auto's rewrite for this round. The candidates are what "rounds" would prune (results older than the newest
- * autoKeepToolRounds tool rounds, same placeholders and spill files; small ones ride along for free). A rewrite is priced as
- * one batch starting at some candidate P: it removes every candidate from P on (ΔT) and re-writes the cached suffix
- * after P (S). A batch is taken when it pays against doing nothing for the expected rest of the session (cost.ts
+ * autoKeepToolRounds tool rounds, same placeholders and spill files; small ones ride along for free) and the long
+ * arguments of the calls those results answer (arguments.ts), in transcript order. A rewrite is priced as one batch
+ * starting at some candidate P: it removes every candidate from P on (ΔT) and re-writes the cached suffix after P (S);
+ * a call's arguments come before its results, so a batch that takes them takes those results too. A batch is taken when it pays against doing nothing for the expected rest of the session (cost.ts
  * `rewriteBenefit` > 0) AND against rewriting later (ΔT at least the economic batch size, `batchThreshold`); among
  * those, the one with the best expected saving. Otherwise nothing changes and the cache stays intact. A cold cache
  * (idle past the TTL) makes the write free, so everything worth removing goes. When the prompt nears the compaction
  * threshold every candidate goes regardless of price: waiting must never push the session into a compaction.
  */
-export function planAuto(state: PolicyState, economy: Economy): { decisions: ReplaceDecision[]; reason: AutoReason } {
+export function planAuto(state: PolicyState, economy: Economy): { decisions: PassDecision[]; reason: AutoReason } {
 	const keep = state.settings.autoKeepToolRounds;
-	const candidates = roundsPolicy({ ...state, settings: { ...state.settings, keepToolRounds: keep } });
+	const results = roundsReplacements({ ...state, settings: { ...state.settings, keepToolRounds: keep } });
+	const { entries, ledger, round, settings } = state;
+	const candidates = withArgumentDecisions(entries, ledger, round, settings, results.decisions, results.stale);
 	const quiet: AutoReason = {
 		removedTokens: 0,
 		suffixTokens: 0,
@@ -85,7 +99,7 @@ export function planAuto(state: PolicyState, economy: Economy): { decisions: Rep
 	};
 	if (candidates.length === 0) return { decisions: [], reason: quiet };
 
-	const current = currentDecisions(state.entries, state.ledger, state.round);
+	const current = shownDecisions(state.entries, state.ledger, state.round);
 	// Entries before the newest assistant message were in the previous request, hence in the cache.
 	let cachedEnd = state.entries.length;
 	for (let index = state.entries.length - 1; index >= 0; index--) {
@@ -99,12 +113,10 @@ export function planAuto(state: PolicyState, economy: Economy): { decisions: Rep
 	for (let index = cachedEnd - 1; index >= 0; index--) {
 		suffix[index] = (suffix[index + 1] as number) + tokensOf(state.entries[index] as Entry, current[index]);
 	}
-	const saving = candidates.map(
-		(decision) =>
-			tokensOf(state.entries[decision.entry] as Entry, current[decision.entry]) -
-			estimateTokens(decision.placeholder) -
-			8,
-	);
+	const saving = candidates.map((decision) => {
+		const entry = state.entries[decision.entry] as Entry;
+		return tokensOf(entry, current[decision.entry]) - tokensOf(entry, decision);
+	});
 
 	const { contextWindow, compactRatio } = state.settings;
 	const forced = contextWindow > 0 && state.promptTokens >= 0.9 * compactRatio * contextWindow;
@@ -113,7 +125,7 @@ export function planAuto(state: PolicyState, economy: Economy): { decisions: Rep
 	let removed = 0;
 	for (let start = candidates.length - 1; start >= 0; start--) {
 		removed += saving[start] as number;
-		const entry = (candidates[start] as ReplaceDecision).entry;
+		const entry = (candidates[start] as PassDecision).entry;
 		const suffixTokens = entry < cachedEnd ? (suffix[entry] as number) : 0;
 		const quote = {
 			removedTokens: removed,
@@ -130,7 +142,7 @@ export function planAuto(state: PolicyState, economy: Economy): { decisions: Rep
 	if (best.start < 0) return { decisions: [], reason: quiet };
 	if (forced) best.start = 0;
 	return {
-		decisions: candidates.slice(best.start).map((decision) => ({ ...decision, reason: "prune" as const })),
+		decisions: candidates.slice(best.start),
 		reason: {
 			...quiet,
 			removedTokens: best.removed,
@@ -145,19 +157,37 @@ export function planAuto(state: PolicyState, economy: Economy): { decisions: Rep
 /**
  * The tokens per request that will turn stale over the next rounds. A result becomes a candidate autoKeepToolRounds
  * rounds after it arrives, so what turns stale next is exactly what arrived in the last autoKeepToolRounds rounds: their
- * tool output, per round, is the rate (a whole-session average overstates it once a run settles down, and made auto
- * wait too long between batches).
+ * tool output and elidable arguments, per round, are the rate (a whole-session average overstates it once a run
+ * settles down, and made auto wait too long between batches).
  */
 function staleGrowth(state: PolicyState): number {
 	const window = Math.max(1, state.settings.autoKeepToolRounds);
 	const from = Math.max(1, state.round - window);
 	let tokens = 0;
 	for (const entry of state.entries) {
-		if (entry.message.role !== "tool" || entry.round < from) continue;
-		tokens += tokensOf(entry, undefined);
+		if (entry.round < from) continue;
+		if (entry.message.role === "tool") tokens += tokensOf(entry, undefined);
+		else if (entry.message.role === "assistant") tokens += elidableTokens(entry, state.settings.elideArgumentChars);
 	}
 	return tokens / Math.max(1, state.round - from);
 }
+
+/** The tokens eliding an assistant message's long arguments would save (0 when it has none), remembered per entry. */
+function elidableTokens(entry: Entry, minCharacters: number): number {
+	const known = elidable.get(entry);
+	if (known?.minCharacters === minCharacters) return known.saved;
+	const message = entry.message;
+	const elided = message.role === "assistant" ? elideArguments(message, minCharacters) : undefined;
+	let saved = 0;
+	if (elided && message.role === "assistant") {
+		const toolCalls = message.toolCalls.map((call, index) => ({ ...call, arguments: elided.arguments[index] }));
+		saved = Math.max(0, tokensOf(entry, undefined) - estimateTokens(JSON.stringify({ ...message, toolCalls })));
+	}
+	elidable.set(entry, { minCharacters, saved });
+	return saved;
+}
+
+const elidable = new WeakMap<Entry, { minCharacters: number; saved: number }>();
 
 /** The "auto" policy with a default economy (Anthropic prices, a warm cache) when the caller gave none. */
 export const autoPolicy: Policy = (state) =>

@@ -4,13 +4,13 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Message, ToolResultMessage } from "../llm/types.js";
 import { runPolicy } from "./engine.js";
-import type { Entry, ReplaceDecision } from "./ledger.js";
+import type { ArgumentsDecision, Decision, Entry } from "./ledger.js";
 import type { PolicyState } from "./policies.js";
 import { currentDecisions, liveToolResultBytes, project } from "./project.js";
 import { type ContextPolicy, type ContextSettings, DEFAULT_CONTEXT_SETTINGS } from "./settings.js";
 
 const TOOLS = ["read_file", "shell", "grep", "ask_user", "skill_view", "../../etc"];
-const POLICIES: ContextPolicy[] = ["off", "rounds", "budget", "ratio", "mask", "clear"];
+const POLICIES: ContextPolicy[] = ["off", "rounds", "budget", "ratio", "mask", "clear", "auto"];
 const tools: PolicyState["tools"] = {
 	shell: { readOnly: false },
 	read_file: { readOnly: true, snip: { headLines: 5, tailLines: 3 } },
@@ -22,6 +22,8 @@ const result = fc.record({
 	character: fc.constantFrom("a", "é", "漢", "😀"),
 	tool: fc.constantFrom(...TOOLS),
 	isError: fc.boolean(),
+	/** Characters of a string argument of its call (the content of a write, say). */
+	argument: fc.oneof(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 40, max: 3000 })),
 });
 const round = fc.record({
 	results: fc.array(result, { maxLength: 4 }),
@@ -39,6 +41,7 @@ const settings = fc.record({
 	clearTriggerTokens: fc.integer({ min: 0, max: 4000 }),
 	clearKeep: fc.integer({ min: 0, max: 3 }),
 	clearMinTokens: fc.integer({ min: 0, max: 400 }),
+	elideArgumentChars: fc.constantFrom(0, 30, 500),
 });
 
 function settingsFor(
@@ -74,7 +77,7 @@ function appendRound(
 	const calls = spec.results.map((item, index) => ({
 		id: `call-${number}-${index}`,
 		name: item.tool,
-		arguments: "{}",
+		arguments: JSON.stringify({ path: `f${index}`, content: content(item.argument, item.width, item.character) }),
 	}));
 	entries.push({ round: number, message: { role: "assistant", text: "", toolCalls: calls } });
 	for (const [index, item] of spec.results.entries()) {
@@ -115,7 +118,7 @@ function checkSession(
 	strictlyMonotone: boolean,
 ): void {
 	const entries: Entry[] = [];
-	const ledger: ReplaceDecision[] = [];
+	const ledger: Decision[] = [];
 	let shown = new Map<number, string>();
 	for (const [index, spec] of rounds.entries()) {
 		appendRound(entries, index + 1, spec);
@@ -138,9 +141,14 @@ function checkSession(
 		expect(runPolicy({ ...state, ledger: [...ledger, ...decisions] }).decisions).toEqual([]);
 
 		const newest = Math.max(...entries.filter((entry) => entry.message.role === "tool").map((entry) => entry.round));
+		const arguments_: ArgumentsDecision[] = [];
 		for (const decision of decisions) {
 			const entry = entries[decision.entry] as Entry;
 			expect(decision.round).toBe(state.round);
+			if (decision.kind === "arguments") {
+				arguments_.push(decision);
+				continue;
+			}
 			expect(entry.message.role).toBe("tool");
 			expect(entry.round).not.toBe(newest);
 			// exempt tools are never replaced by a policy; skill_view bodies only by their own reload marker
@@ -151,6 +159,36 @@ function checkSession(
 
 		ledger.push(...decisions);
 		const after = project(entries, ledger, state.round);
+		// Elided arguments: only for calls whose results are all replaced now; valid JSON of the same keys; smaller.
+		const replacedNow = new Set(
+			currentDecisions(entries, ledger, state.round).flatMap((decision, index) => (decision ? [index] : [])),
+		);
+		for (const decision of arguments_) {
+			expect(["rounds", "auto"]).toContain(state.settings.policy);
+			const message = (entries[decision.entry] as Entry).message;
+			if (message.role !== "assistant") throw new Error("an arguments decision on a message that is not the model's");
+			const ids = new Set(message.toolCalls.map((call) => call.id));
+			const answers = entries.flatMap(({ message: answer }, index) =>
+				answer.role === "tool" && ids.has(answer.toolCallId) ? [index] : [],
+			);
+			expect(answers.length).toBe(message.toolCalls.length);
+			// each result is replaced, or stale but smaller than any placeholder: never in flight, never exempt
+			for (const index of answers) {
+				const answer = (entries[index] as Entry).message as ToolResultMessage;
+				if (replacedNow.has(index)) continue;
+				expect((entries[index] as Entry).round).not.toBe(newest);
+				expect(state.settings.exemptTools).not.toContain(answer.toolName);
+			}
+			expect(decision.bytesAfter).toBeLessThan(decision.bytesBefore);
+			decision.arguments.forEach((text, index) => {
+				const original = JSON.parse((message.toolCalls[index] as { arguments: string }).arguments);
+				expect(Object.keys(JSON.parse(text))).toEqual(Object.keys(original));
+			});
+			const shownMessage = after[decision.entry];
+			expect(shownMessage?.role === "assistant" && shownMessage.toolCalls.map((call) => call.arguments)).toEqual(
+				decision.arguments,
+			);
+		}
 		// Never larger; pairs intact; the cache gives what a fresh build gives.
 		expect(size(after)).toBeLessThanOrEqual(size(before));
 		expect(after).toHaveLength(entries.length);
@@ -174,15 +212,17 @@ function checkSession(
 
 		// Never an entry twice: at most a snip, then one final replacement.
 		const reasons = new Map<number, string[]>();
-		for (const decision of ledger)
-			reasons.set(decision.entry, [...(reasons.get(decision.entry) ?? []), decision.reason]);
+		for (const decision of ledger) {
+			const reason = decision.kind === "replace" ? decision.reason : decision.kind;
+			if (decision.kind !== "checkpoint") reasons.set(decision.entry, [...(reasons.get(decision.entry) ?? []), reason]);
+		}
 		for (const list of reasons.values())
 			expect(list.length === 1 || (list.length === 2 && list[0] === "snip")).toBe(true);
 
 		// Spill files are named by ledger position alone, and a position never names two entries.
 		const owners = new Map<number, number>();
 		for (const decision of ledger) {
-			if (!decision.spill) continue;
+			if (decision.kind === "checkpoint" || !decision.spill) continue;
 			expect(decision.spill.path).toBe(`/spill/session/${String(decision.spill.position).padStart(4, "0")}.txt`);
 			expect(owners.get(decision.spill.position) ?? decision.entry).toBe(decision.entry);
 			owners.set(decision.spill.position, decision.entry);

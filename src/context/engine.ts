@@ -1,6 +1,6 @@
 import { type AutoReason, autoPolicy, planAuto } from "./auto.js";
 import { PRICE_SHEETS } from "./cost.js";
-import type { Entry, ReplaceDecision, ReplaceReason } from "./ledger.js";
+import type { Entry, PassDecision, ReplaceReason } from "./ledger.js";
 import {
 	budgetPolicy,
 	clearPolicy,
@@ -25,14 +25,17 @@ const POLICIES: Record<ContextPolicy, Policy> = {
 	auto: autoPolicy,
 };
 
-/** What one pass changed, for the logs. Bytes are UTF-8 bytes of tool-result text. */
+/** What one pass changed, for the logs. Bytes are UTF-8 bytes of tool-result text unless said otherwise. */
 export interface PolicyReport {
-	/** The reason of the decisions taken (one policy, one reason). */
+	/** The reason of the results replaced (one policy, one reason); "prune" when only arguments were elided. */
 	kind: ReplaceReason;
 	/** How many results were replaced. */
 	count: number;
 	/** Tool-result bytes the request got smaller by. */
 	reclaimedBytes: number;
+	/** How many assistant messages had long call arguments elided, and the argument bytes that saved. */
+	argumentMessages: number;
+	argumentBytes: number;
 	/** Live tool-result bytes with the new decisions applied. */
 	toolResultBytesAfter: number;
 	/** "auto" only: the figures the rewrite was priced with. */
@@ -44,9 +47,9 @@ export interface PolicyReport {
  * spill files) and then projects. A pass with nothing new to do returns no decisions and no report: it changes
  * nothing and logs nothing. Pure; never throws on a well-formed state.
  */
-export function runPolicy(state: PolicyState): { decisions: ReplaceDecision[]; report: PolicyReport | undefined } {
+export function runPolicy(state: PolicyState): { decisions: PassDecision[]; report: PolicyReport | undefined } {
 	let auto: AutoReason | undefined;
-	let decisions: ReplaceDecision[];
+	let decisions: PassDecision[];
 	if (state.settings.policy === "auto") {
 		const plan = planAuto(state, state.economy ?? { sheet: PRICE_SHEETS.anthropic, idleSeconds: 0 });
 		decisions = plan.decisions;
@@ -59,11 +62,20 @@ export function runPolicy(state: PolicyState): { decisions: ReplaceDecision[]; r
 		...decisions,
 		...skillDecisions(state.entries, state.ledger, state.round, state.settings.skillViewsKept),
 	];
-	const first = decisions[0];
-	if (!first) return { decisions, report: undefined };
+	if (decisions.length === 0) return { decisions, report: undefined };
 	const current = currentDecisions(state.entries, state.ledger, state.round);
 	let reclaimedBytes = 0;
+	let count = 0;
+	let argumentMessages = 0;
+	let argumentBytes = 0;
+	let kind: ReplaceReason = "prune";
 	for (const decision of decisions) {
+		if (decision.kind === "arguments") {
+			argumentMessages++;
+			argumentBytes += decision.bytesBefore - decision.bytesAfter;
+			continue;
+		}
+		if (count++ === 0) kind = decision.reason;
 		const shown = current[decision.entry];
 		const before = shown ? placeholderBytes(shown) : originalBytes(state.entries[decision.entry] as Entry);
 		reclaimedBytes += before - decision.bytesAfter;
@@ -72,9 +84,11 @@ export function runPolicy(state: PolicyState): { decisions: ReplaceDecision[]; r
 	return {
 		decisions,
 		report: {
-			kind: first.reason,
-			count: decisions.length,
+			kind,
+			count,
 			reclaimedBytes,
+			argumentMessages,
+			argumentBytes,
 			toolResultBytesAfter,
 			...(auto ? { auto } : {}),
 		},

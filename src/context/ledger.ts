@@ -62,8 +62,30 @@ export interface CheckpointDecision {
 	source: "summary" | "digest";
 }
 
+/**
+ * "From round `round` on, the assistant message at `entry` shows `arguments` as its tool calls' arguments": the long
+ * string values of a call whose results are all replaced, swapped for a note (src/context/arguments.ts). Text and
+ * call ids stay; each shown text is valid JSON of the same shape as the original. Fixed when taken, like a placeholder.
+ */
+export interface ArgumentsDecision {
+	kind: "arguments";
+	round: number;
+	entry: number;
+	/** Per tool call of the message, in order: the arguments text shown. */
+	arguments: string[];
+	/** UTF-8 bytes of the original arguments of every call. */
+	bytesBefore: number;
+	/** UTF-8 bytes of `arguments`. */
+	bytesAfter: number;
+	/** Where the elided values are kept (named by ledger spill position, like a result's spill). */
+	spill?: Spill;
+}
+
+/** What one context pass decides: replaced tool results and elided call arguments. */
+export type PassDecision = ReplaceDecision | ArgumentsDecision;
+
 /** Every kind of ledger decision. Later kinds (tool loads) join this union: switch on `kind`. */
-export type Decision = ReplaceDecision | CheckpointDecision;
+export type Decision = ReplaceDecision | ArgumentsDecision | CheckpointDecision;
 
 /** File name of a spill: the position as at least four digits, e.g. `0007.txt`. Nothing else reaches the path. */
 export function spillPath(spillDir: string, position: number): string {
@@ -74,7 +96,7 @@ export function spillPath(spillDir: string, position: number): string {
 export function nextSpillPosition(ledger: readonly Decision[]): number {
 	let next = 0;
 	for (const decision of ledger) {
-		if (decision.kind === "replace" && decision.spill) next = Math.max(next, decision.spill.position + 1);
+		if (decision.kind !== "checkpoint" && decision.spill) next = Math.max(next, decision.spill.position + 1);
 	}
 	return next;
 }
@@ -83,9 +105,12 @@ export function nextSpillPosition(ledger: readonly Decision[]): number {
  * The decisions among `decisions` whose spill file still has to be written: a replacement of an already snipped
  * result reuses the snip's file, so its position is already in `ledger`. Order is kept.
  */
-export function spillsToWrite(ledger: readonly Decision[], decisions: readonly ReplaceDecision[]): ReplaceDecision[] {
+export function spillsToWrite<Kind extends PassDecision>(
+	ledger: readonly Decision[],
+	decisions: readonly Kind[],
+): Kind[] {
 	const written = new Set<number>();
 	for (const decision of ledger)
-		if (decision.kind === "replace" && decision.spill) written.add(decision.spill.position);
+		if (decision.kind !== "checkpoint" && decision.spill) written.add(decision.spill.position);
 	return decisions.filter((decision) => decision.spill !== undefined && !written.has(decision.spill.position));
 }

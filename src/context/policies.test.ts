@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { entryOf, stateOf, text, transcript } from "../../test/support/context-fixtures.js";
-import type { ReplaceDecision } from "./ledger.js";
+import { entryOf, results, stateOf, text, transcript } from "../../test/support/context-fixtures.js";
+import type { PassDecision, ReplaceDecision } from "./ledger.js";
 import {
 	barePlaceholder,
 	budgetPolicy,
@@ -15,7 +15,7 @@ import type { ContextSettings } from "./settings.js";
 import { READ_ONLY_SNIP, snipToolResult } from "./snip.js";
 
 const SPILL = { spillDir: "/spill/s1", spillAvailable: true } as const;
-const replaced = (decisions: ReplaceDecision[]) => decisions.map((decision) => decision.entry);
+const replaced = (decisions: readonly PassDecision[]) => decisions.map((decision) => decision.entry);
 
 describe("offPolicy", () => {
 	it("never decides anything", () => {
@@ -31,7 +31,7 @@ describe("roundsPolicy", () => {
 		const rounds = Array.from({ length: 8 }, (_, index) => [text(300 + index)]);
 		rounds[0] = [text(300), "naïve 😀 ".repeat(20)];
 		const entries = transcript(rounds);
-		const decisions = roundsPolicy(stateOf(entries, { policy: "rounds", keepToolRounds: 6 }));
+		const decisions = results(roundsPolicy(stateOf(entries, { policy: "rounds", keepToolRounds: 6 })));
 		expect(replaced(decisions)).toEqual([entryOf(entries, "c1-0"), entryOf(entries, "c1-1"), entryOf(entries, "c2-0")]);
 		expect(decisions.map((decision) => decision.placeholder)).toEqual([
 			"[earlier read_file output pruned — 300 chars; re-run the tool if you need it again]",
@@ -49,7 +49,7 @@ describe("roundsPolicy", () => {
 
 	it("with a spill, names the file instead of asking for a re-run", () => {
 		const entries = transcript([[{ content: text(2000), tool: "shell" }], [text(10)]]);
-		const [decision] = roundsPolicy(stateOf(entries, { keepToolRounds: 1, ...SPILL }));
+		const [decision] = results(roundsPolicy(stateOf(entries, { keepToolRounds: 1, ...SPILL })));
 		expect(decision?.placeholder).toBe(
 			"[earlier shell output pruned — 2000 chars saved to /spill/s1/0000.txt; read_file to recover]",
 		);
@@ -206,7 +206,7 @@ describe("every policy", () => {
 				{ spillDir: "/spill/s1", spillAvailable: false },
 				{ spillDir: "off", spillAvailable: true },
 			]) {
-				const decisions = policy(stateOf(entries, { ...settings, ...spill }, { promptTokens: 1e6 }));
+				const decisions = results(policy(stateOf(entries, { ...settings, ...spill }, { promptTokens: 1e6 })));
 				expect(decisions.length).toBeGreaterThan(0);
 				for (const decision of decisions) {
 					expect(decision.spill).toBeUndefined();
@@ -275,7 +275,7 @@ describe("T3: a snipped result replaced again", () => {
 			stateOf(entries, { contextWindow: 1000, keepRecentResults: 0, ...SPILL }, { promptTokens: 900 }),
 		);
 		expect(snips.map((decision) => decision.spill?.position)).toEqual([0]);
-		const [prune] = roundsPolicy(stateOf(entries, { keepToolRounds: 1, ...SPILL }, { ledger: snips }));
+		const [prune] = results(roundsPolicy(stateOf(entries, { keepToolRounds: 1, ...SPILL }, { ledger: snips })));
 		expect(prune).toMatchObject({
 			reason: "prune",
 			bytesBefore: 3000,

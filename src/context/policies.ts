@@ -1,9 +1,11 @@
 import { utf8Bytes } from "../llm/text.js";
+import { withArgumentDecisions } from "./arguments.js";
 import type { Economy } from "./auto.js";
 import {
 	type Decision,
 	type Entry,
 	nextSpillPosition,
+	type PassDecision,
 	type ReplaceDecision,
 	type ReplaceReason,
 	spillPath,
@@ -33,40 +35,55 @@ export interface PolicyState {
 
 /**
  * A policy returns the new decisions for the request about to be sent, oldest entry first, or [] when there is
- * nothing to do. Contract, for every policy: pure; never touches the in-flight round, an exempt tool's result or a
+ * nothing to do: replaced results, and (rounds and auto) the elided arguments of calls whose results are all replaced. Contract, for every policy: pure; never touches the in-flight round, an exempt tool's result or a
  * result already replaced (a snipped result may still be replaced by a smaller placeholder); every placeholder is
  * smaller than the text it replaces; running again with its decisions appended to the ledger returns [].
  * With spilling on (spillDir not "off" and spillAvailable), each new decision names a spill file by ledger position.
  */
-export type Policy = (state: PolicyState) => ReplaceDecision[];
+export type Policy = (state: PolicyState) => PassDecision[];
+
+/** A policy that only replaces results. */
+export type ResultPolicy = (state: PolicyState) => ReplaceDecision[];
 
 /** "off": the transcript is sent as it is. */
-export const offPolicy: Policy = () => [];
+export const offPolicy: ResultPolicy = () => [];
 
 /**
  * "rounds" (seed 000): a tool round is the results answering one assistant message; every result of a tool round
- * older than the newest `keepToolRounds` becomes `[earlier <tool> output pruned — <N> chars; …]`.
+ * older than the newest `keepToolRounds` becomes `[earlier <tool> output pruned — <N> chars; …]`, and the long
+ * argument values of its calls are elided with it (arguments.ts; `elideArgumentChars`).
  */
 export const roundsPolicy: Policy = (state) => {
+	const { decisions, stale } = roundsReplacements(state);
+	return withArgumentDecisions(state.entries, state.ledger, state.round, state.settings, decisions, stale);
+};
+
+/**
+ * The results "rounds" replaces (without the arguments that go with them), and every result it counts as stale:
+ * outside the newest keepToolRounds tool rounds and not exempt, whether or not a placeholder would be smaller.
+ */
+export function roundsReplacements(state: PolicyState): { decisions: ReplaceDecision[]; stale: Set<number> } {
 	const views = viewToolResults(state.entries, state.ledger, state.round);
 	const groups = [...new Set(views.map((view) => view.group))];
 	const kept = new Set(groups.slice(Math.max(0, groups.length - state.settings.keepToolRounds)));
 	const replace = replacer(state);
-	return collect(views, views.length, state, (view) =>
-		kept.has(view.group)
-			? undefined
-			: replace(view, "prune", (path) =>
-					prunePlaceholder(view.message.toolName, characterCount(view.message.content), path),
-				),
-	);
-};
+	const stale = new Set<number>();
+	const decisions = collect(views, views.length, state, (view) => {
+		if (kept.has(view.group)) return undefined;
+		stale.add(view.entry);
+		return replace(view, "prune", (path) =>
+			prunePlaceholder(view.message.toolName, characterCount(view.message.content), path),
+		);
+	});
+	return { decisions, stale };
+}
 
 /**
  * "budget" (seed 003): when live tool-result bytes exceed historyBudgetBytes, elide the oldest results in one pass
  * until live bytes are at or below the low-water mark, or nothing unprotected is left. Protected: the newest
  * keepRecentResults results and the in-flight round.
  */
-export const budgetPolicy: Policy = (state) => {
+export const budgetPolicy: ResultPolicy = (state) => {
 	const budget = state.settings.historyBudgetBytes;
 	if (budget <= 0) return [];
 	const views = viewToolResults(state.entries, state.ledger, state.round);
@@ -93,7 +110,7 @@ export const MIN_SNIP_BYTES = 1024;
  * and tail (snip.ts). Stale: outside the in-flight round and the newest keepRecentResults results. Results under
  * 1 KB, error results and results already replaced stay as they are. A window of 0 turns it off.
  */
-export const ratioPolicy: Policy = (state) => {
+export const ratioPolicy: ResultPolicy = (state) => {
 	const { contextWindow, toolResultSnipRatio } = state.settings;
 	if (contextWindow <= 0 || state.promptTokens < toolResultSnipRatio * contextWindow) return [];
 	const views = viewToolResults(state.entries, state.ledger, state.round);
@@ -107,7 +124,7 @@ export const ratioPolicy: Policy = (state) => {
 };
 
 /** "mask" (observation masking): every result but the newest maskKeep becomes `[earlier <tool> output omitted]`. */
-export const maskPolicy: Policy = (state) => {
+export const maskPolicy: ResultPolicy = (state) => {
 	const views = viewToolResults(state.entries, state.ledger, state.round);
 	const replace = replacer(state);
 	return collect(views, protectedFrom(views, state.settings.maskKeep), state, (view) =>
@@ -120,7 +137,7 @@ export const maskPolicy: Policy = (state) => {
  * clearKeep becomes `[tool result cleared]` — but only when that clears at least clearMinTokens estimated tokens,
  * so a cache write is never spent on a small gain.
  */
-export const clearPolicy: Policy = (state) => {
+export const clearPolicy: ResultPolicy = (state) => {
 	if (state.promptTokens < state.settings.clearTriggerTokens) return [];
 	const views = viewToolResults(state.entries, state.ledger, state.round);
 	const replace = replacer(state);

@@ -1,6 +1,13 @@
 import { utf8Bytes } from "../llm/text.js";
-import type { Message, ToolResultMessage, UserMessage } from "../llm/types.js";
-import type { CheckpointDecision, Decision, Entry, ReplaceDecision } from "./ledger.js";
+import type { AssistantMessage, Message, ToolResultMessage, UserMessage } from "../llm/types.js";
+import type {
+	ArgumentsDecision,
+	CheckpointDecision,
+	Decision,
+	Entry,
+	PassDecision,
+	ReplaceDecision,
+} from "./ledger.js";
 import { repairTranscript } from "./transcript.js";
 
 // The projection: transcript ⊕ ledger → the messages of one request. Pure: the result depends only on the
@@ -31,7 +38,7 @@ interface Build {
 const builds = new WeakMap<readonly Entry[], Build>();
 const originalSizes = new WeakMap<Entry, number>();
 const placeholderSizes = new WeakMap<ReplaceDecision, number>();
-const renderedMessages = new WeakMap<Entry, { decision: ReplaceDecision; message: ToolResultMessage }>();
+const renderedMessages = new WeakMap<Entry, { decision: PassDecision; message: Message }>();
 const summaryMessages = new WeakMap<CheckpointDecision, UserMessage>();
 
 /** The fixed first line inside the summary message. */
@@ -47,7 +54,9 @@ export const SUMMARY_LEAD = "Earlier conversation, compacted into this summary (
  * original text, the one with the smallest placeholder (the earliest in the ledger among equals). That is reading
  * the ledger in order, a decision superseding the one before only when its placeholder is smaller; so a decision
  * never grows the request.
- * Decisions for unknown entries or for entries that are not tool results are ignored. Never mutates its input;
+ * An arguments decision applies the same way to an assistant message whose calls it matches one for one: the
+ * calls show its arguments (text, ids and names stay), the smallest by bytesAfter winning.
+ * Other decisions for unknown entries or entries of another kind are ignored. Never mutates its input;
  * returns a new array (replaced messages are frozen and shared between calls).
  */
 export function project(entries: readonly Entry[], ledger: readonly Decision[], round: number): Message[] {
@@ -100,15 +109,25 @@ export function summaryMessage(checkpoint: CheckpointDecision): UserMessage {
 	return message;
 }
 
-/** Per entry, the decision it shows in the request for `round` (undefined: the original). */
+/** Per entry, the replace decision it shows in the request for `round` (undefined: the original, or not a result). */
 export function currentDecisions(
 	entries: readonly Entry[],
 	ledger: readonly Decision[],
 	round: number,
 ): (ReplaceDecision | undefined)[] {
-	return build(entries, ledger, round).chosen.map((index) =>
-		index < 0 ? undefined : (ledger[index] as ReplaceDecision),
-	);
+	return build(entries, ledger, round).chosen.map((index) => {
+		const decision = index < 0 ? undefined : (ledger[index] as PassDecision);
+		return decision?.kind === "replace" ? decision : undefined;
+	});
+}
+
+/** Per entry, the decision it shows in the request for `round`: a replaced result or elided arguments. */
+export function shownDecisions(
+	entries: readonly Entry[],
+	ledger: readonly Decision[],
+	round: number,
+): (PassDecision | undefined)[] {
+	return build(entries, ledger, round).chosen.map((index) => (index < 0 ? undefined : (ledger[index] as PassDecision)));
 }
 
 /**
@@ -193,13 +212,17 @@ function extend(state: Build, entries: readonly Entry[], round: number): void {
 			}
 			continue;
 		}
-		if (decision.kind !== "replace" || !Number.isInteger(decision.entry) || decision.entry < 0) continue;
+		if (!Number.isInteger(decision.entry) || decision.entry < 0) continue;
 		if (decision.round > round || decision.entry >= entries.length) {
 			state.waiting.push(index);
 			continue;
 		}
 		const entry = entries[decision.entry] as Entry;
-		if (entry.message.role !== "tool") continue;
+		if (decision.kind === "arguments") {
+			applyArguments(state, entry, decision, index);
+			continue;
+		}
+		if (decision.kind !== "replace" || entry.message.role !== "tool") continue;
 		const current = state.chosen[decision.entry] as number;
 		const shown = current < 0 ? originalBytes(entry) : placeholderBytes(state.ledger[current] as ReplaceDecision);
 		const size = placeholderBytes(decision);
@@ -229,16 +252,40 @@ function recount(state: Build, entries: readonly Entry[]): void {
 	for (let index = 0; index < state.entryCount; index++) {
 		if (!shownInRequest(state, index)) continue;
 		const chosen = state.chosen[index] as number;
-		live +=
-			chosen < 0 ? originalBytes(entries[index] as Entry) : placeholderBytes(state.ledger[chosen] as ReplaceDecision);
+		const decision = chosen < 0 ? undefined : (state.ledger[chosen] as PassDecision);
+		live += decision?.kind === "replace" ? placeholderBytes(decision) : originalBytes(entries[index] as Entry);
 	}
 	state.liveBytes = live;
 }
 
-function render(entry: Entry, decision: ReplaceDecision): ToolResultMessage {
+/** Applies an arguments decision to an assistant entry when it matches the calls and shows fewer bytes. */
+function applyArguments(state: Build, entry: Entry, decision: ArgumentsDecision, index: number): void {
+	const message = entry.message;
+	if (message.role !== "assistant" || !Array.isArray(decision.arguments)) return;
+	if (decision.arguments.length !== message.toolCalls.length) return;
+	if (!decision.arguments.every((text) => typeof text === "string")) return;
+	const current = state.chosen[decision.entry] as number;
+	if (current >= 0) {
+		const shown = (state.ledger[current] as ArgumentsDecision).bytesAfter;
+		if (decision.bytesAfter > shown || (decision.bytesAfter === shown && index <= current)) return;
+	}
+	state.chosen[decision.entry] = index;
+	state.rendered[decision.entry] = render(entry, decision);
+}
+
+function render(entry: Entry, decision: PassDecision): Message {
 	const known = renderedMessages.get(entry);
 	if (known?.decision === decision) return known.message;
-	const message = Object.freeze({ ...(entry.message as ToolResultMessage), content: decision.placeholder });
+	let message: Message;
+	if (decision.kind === "arguments") {
+		const original = entry.message as AssistantMessage;
+		const toolCalls = original.toolCalls.map((call, index) =>
+			Object.freeze({ ...call, arguments: decision.arguments[index] as string }),
+		);
+		message = Object.freeze({ ...original, toolCalls: Object.freeze(toolCalls) as AssistantMessage["toolCalls"] });
+	} else {
+		message = Object.freeze({ ...(entry.message as ToolResultMessage), content: decision.placeholder });
+	}
 	renderedMessages.set(entry, { decision, message });
 	return message;
 }

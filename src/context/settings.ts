@@ -11,11 +11,18 @@ export interface ContextSettings {
 	/** rounds: how many recent tool rounds stay verbatim; 0 prunes every round but the in-flight one. */
 	keepToolRounds: number;
 	/**
-	 * auto: how many recent tool rounds stay verbatim. Fewer than rounds' 6 because auto rewrites rarely: measured on
-	 * the shared corpus (Anthropic prices), keeping 6 / 5 / 4 rounds gives −25.9% / −27.0% / −28.2% vs off at recall
-	 * 0.946 / 0.933 / 0.920; 4 is the cheapest that keeps recall above 0.91.
+	 * auto: how many recent tool rounds stay verbatim. Fewer than rounds' 6 because auto rewrites rarely. Measured on
+	 * the shared corpus (Anthropic prices, long arguments elided at 500 chars): keeping 6 / 5 / 4 rounds gives
+	 * −31.1% / −32.5% / −33.7% vs off at recall 0.926 / 0.918 / 0.897; 5 is the cheapest that keeps recall above 0.91.
 	 */
 	autoKeepToolRounds: number;
+	/**
+	 * rounds and auto: once every result of a call is stale (replaced, or pruned but too small for a placeholder), its
+	 * string argument values of at least this many characters are elided too (src/context/arguments.ts); 0 = off. Measured with auto on the shared corpus:
+	 * 0 / 2000 / 1000 / 500 / 300 chars give −26.8% / −30.6% / −31.7% / −32.5% / −32.8% vs off (keeping 5 rounds)
+	 * at recall 0.939 / 0.932 / 0.923 / 0.918 / 0.913.
+	 */
+	elideArgumentChars: number;
 	/** budget: elide when live tool-result bytes exceed this; 0 = off. */
 	historyBudgetBytes: number;
 	/** budget: drain down to this; resolved to budget/2 when unset (0) or not below the budget. */
@@ -50,7 +57,8 @@ export const DEFAULT_CONTEXT_SETTINGS: ContextSettings = {
 	policy: "auto",
 	toolResultMaxBytes: 0,
 	keepToolRounds: 6,
-	autoKeepToolRounds: 4,
+	autoKeepToolRounds: 5,
+	elideArgumentChars: 500,
 	historyBudgetBytes: 0,
 	historyBudgetLowBytes: 0,
 	keepRecentResults: 3,
@@ -83,6 +91,7 @@ const COUNTS: CountKey[] = [
 	"toolResultMaxBytes",
 	"keepToolRounds",
 	"autoKeepToolRounds",
+	"elideArgumentChars",
 	"historyBudgetBytes",
 	"historyBudgetLowBytes",
 	"keepRecentResults",

@@ -47,7 +47,9 @@ describe("skill_view bodies", () => {
 		for (const policy of ["off", "rounds", "auto"] as const) {
 			const settings = { ...DEFAULT_CONTEXT_SETTINGS, policy, keepToolRounds: 0 };
 			const { decisions } = runPolicy({ entries, ledger: [], round: 4, settings, promptTokens: 0, tools: {} });
-			expect(decisions.map((decision) => [decision.entry, decision.reason])).toEqual([[2, "skill"]]);
+			expect(decisions.map((decision) => [decision.entry, decision.kind === "replace" && decision.reason])).toEqual([
+				[2, "skill"],
+			]);
 			const texts = project(entries, decisions, 4)
 				.filter((message) => message.role === "tool")
 				.map((message) => message.content);

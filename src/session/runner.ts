@@ -1,6 +1,6 @@
 import type { AgentEvent } from "../agent/events.js";
 import { runTurn, type TurnOptions } from "../agent/loop.js";
-import type { CheckpointDecision, Decision, Entry, ReplaceDecision } from "../context/ledger.js";
+import type { Decision, Entry } from "../context/ledger.js";
 import type { UserMessage } from "../llm/types.js";
 import type { DetailedLog } from "./detailed-log.js";
 import type { SessionInfo, SessionStore } from "./store.js";
@@ -23,6 +23,9 @@ export interface SessionState {
 	loadedTools: string[];
 }
 
+/** The stored decision kinds that make up the context ledger (others, like tool loads, are read separately). */
+const LEDGER_KINDS: ReadonlySet<string> = new Set<Decision["kind"]>(["replace", "arguments", "checkpoint"]);
+
 /** What a stored session needs to continue: its transcript, its next round and its ledger's tool loads. */
 export function loadSessionState(store: SessionStore, sessionId: string): SessionState {
 	const stored = store.messages(sessionId);
@@ -33,12 +36,8 @@ export function loadSessionState(store: SessionStore, sessionId: string): Sessio
 		.map((decision) => decision.body.tool as string);
 	// replacements and compaction checkpoints, in the order they were taken
 	const ledger = decisions
-		.filter((decision) => decision.kind === "replace" || decision.kind === "checkpoint")
-		.map((decision) =>
-			decision.kind === "checkpoint"
-				? ({ ...decision.body, kind: "checkpoint", round: decision.round } as CheckpointDecision)
-				: ({ ...decision.body, kind: "replace", round: decision.round } as ReplaceDecision),
-		);
+		.filter((decision) => LEDGER_KINDS.has(decision.kind))
+		.map((decision) => ({ ...decision.body, kind: decision.kind, round: decision.round }) as Decision);
 	return {
 		entries: stored.map((entry) => ({ message: entry.message, round: entry.round })),
 		ledger,

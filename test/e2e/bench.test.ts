@@ -40,8 +40,12 @@ describe.skipIf(!cliBuilt)("snowpea bench, from the built CLI", () => {
 		for (const policy of document.policies) {
 			expect(policy.cost).toBeGreaterThan(0);
 			expect(policy.per_trajectory).toHaveLength(4);
-			expect(policy.cost).toBeGreaterThanOrEqual((oracle?.cost ?? 0) * 0.95);
+			// the oracle is the best schedule of result replacement; rounds and auto also elide long call arguments
+			if (policy.name !== "auto" && policy.name !== "rounds")
+				expect(policy.cost).toBeGreaterThanOrEqual((oracle?.cost ?? 0) * 0.95);
 		}
+		const auto = document.policies.find((policy) => policy.name === "auto");
+		expect(auto?.cost).toBeLessThan(oracle?.cost ?? 0);
 		// not a terminal: no progress bar, one summary line
 		expect(bundled.stderr.trim().split("\n")).toHaveLength(1);
 		expect(bundled.stderr).toMatch(/^bench: 4 trajectories, 409 requests, 8 policies in /);

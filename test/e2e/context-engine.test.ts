@@ -207,4 +207,55 @@ describe.skipIf(!cliBuilt)("the context engine, end to end", () => {
 		expect(after.cachedTokens).toBe(before.promptTokens);
 		expect(toolTexts(after)).toEqual(toolTexts(before));
 	});
+
+	it("a written file's content leaves the request with its pruned result, spilled, and a resumed session keeps the bytes", async () => {
+		const home = tempDir("snowpea-home-");
+		writeFileSync(join(home, "settings.json"), JSON.stringify({ agent: { keepToolRounds: 2 } }));
+		const work = tempDir();
+		const content = (round: number) => `line ${round}\n`.repeat(300);
+		fake = await startFakeProvider({
+			respond: (_request, index) =>
+				index < 5
+					? {
+							toolCalls: [
+								{ name: "write_file", arguments: JSON.stringify({ path: `f${index}.txt`, content: content(index) }) },
+							],
+						}
+					: { text: `answer ${index}` },
+		});
+		const first = await runCli(["run", "--mode", "auto", "--json", "write five files"], {
+			env: cliEnv(home, fake),
+			cwd: work,
+		});
+		expect(first.code).toBe(0);
+		// the tool ran with the full text
+		expect(readFileSync(join(work, "f0.txt"), "utf8")).toBe(content(0));
+		const before = fake.requests.at(-1) as RecordedRequest;
+		const calls = (before.body.messages as { role: string; tool_calls?: { function: { arguments: string } }[] }[])
+			.filter((message) => message.role === "assistant" && message.tool_calls)
+			.map((message) => JSON.parse(message.tool_calls?.[0]?.function.arguments ?? "{}") as Record<string, string>);
+		expect(calls.map((call) => call.path)).toEqual(["f0.txt", "f1.txt", "f2.txt", "f3.txt", "f4.txt"]);
+		// rounds 1–3 are pruned: their content is a note naming a 0600 spill file that holds the original
+		const note =
+			/^\[snowpea elided this 301-line value \(2100 chars\) of an earlier call; the call ran with the full text; saved to (\S+\.txt)\]$/;
+		const spill = note.exec(calls[0]?.content ?? "")?.[1] as string;
+		expect(spill).toBeDefined();
+		expect(readFileSync(spill, "utf8")).toMatch(/^--- write_file \(\S+\) content ---\nline 0\n/);
+		expect(readFileSync(spill, "utf8")).toContain(content(0));
+		expect(statSync(spill).mode & 0o777).toBe(0o600);
+		expect(calls.slice(0, 3).every((call) => note.test(call.content ?? ""))).toBe(true);
+		expect(calls.slice(3).map((call) => call.content)).toEqual([content(3), content(4)]);
+
+		const id = (JSON.parse(first.stdout.split("\n")[0] as string) as { sessionId: string }).sessionId;
+		const second = await runCli(["run", "--mode", "auto", "--session", id, "and now?"], {
+			env: cliEnv(home, fake),
+			cwd: work,
+		});
+		expect(second.code).toBe(0);
+		const after = fake.requests.at(-1) as RecordedRequest;
+		expect(after.cachedTokens).toBe(before.promptTokens);
+		expect(JSON.stringify(after.body.messages).startsWith(JSON.stringify(before.body.messages).slice(0, -1))).toBe(
+			true,
+		);
+	});
 });

@@ -1,11 +1,11 @@
 // Hand-built transcripts and policy states for the context-engine tests.
-import type { Decision, Entry } from "../../src/context/ledger.js";
+import type { Decision, Entry, PassDecision, ReplaceDecision } from "../../src/context/ledger.js";
 import type { PolicyState } from "../../src/context/policies.js";
 import { type ContextSettings, DEFAULT_CONTEXT_SETTINGS } from "../../src/context/settings.js";
 import type { Message } from "../../src/llm/types.js";
 
-/** One tool result of a hand-built round: its text, or the text with a tool name and an error flag. */
-export type ResultSpec = string | { content: string; tool?: string; isError?: boolean };
+/** One tool result of a hand-built round: its text, or the text with a tool name, an error flag, the call's arguments. */
+export type ResultSpec = string | { content: string; tool?: string; isError?: boolean; arguments?: string };
 
 /**
  * A transcript: a user prompt in round 1, then per round one assistant message calling one tool per result and the
@@ -23,7 +23,7 @@ export function toolRound(round: number, results: ResultSpec[]): Entry[] {
 	const calls = specs.map((spec, index) => ({
 		id: `c${round}-${index}`,
 		name: spec.tool ?? "read_file",
-		arguments: "{}",
+		arguments: spec.arguments ?? "{}",
 	}));
 	const messages: Message[] = [
 		{ role: "assistant", text: "", toolCalls: calls },
@@ -71,4 +71,12 @@ export function stateOf(
 export function text(count: number, seed = "x"): string {
 	const line = `${seed.repeat(49)}\n`;
 	return line.repeat(Math.ceil(count / line.length)).slice(0, count);
+}
+
+/** The decisions of a pass that all replace results (throws on an arguments decision): for tests of result policies. */
+export function results(decisions: readonly PassDecision[]): ReplaceDecision[] {
+	return decisions.map((decision) => {
+		if (decision.kind !== "replace") throw new Error(`expected only replaced results, got ${decision.kind}`);
+		return decision;
+	});
 }

@@ -133,6 +133,7 @@ describe("the agent's side of the context engine", () => {
 			"arguments",
 			"arguments",
 		]);
+		expect(events.find((event) => event.type === "elision")).toMatchObject({ count: 0, argumentMessages: 2 });
 
 		const blocker = join(mkdtempSync(join(tmpdir(), "snowpea-pipeline-")), "not-a-directory");
 		writeFileSync(blocker, "a file where the spill directory should be");

@@ -322,6 +322,7 @@ export class ContextPipeline {
 					round,
 					kind: report.kind,
 					count: kept.filter((decision) => decision.kind === "replace").length,
+					argumentMessages: kept.filter((decision) => decision.kind === "arguments").length,
 					reclaimedBytes: kept.reduce((sum, decision) => sum + decision.bytesBefore - decision.bytesAfter, 0),
 					toolResultBytesAfter: report.toolResultBytesAfter,
 					...(report.auto ? { reason: { ...report.auto } } : {}),

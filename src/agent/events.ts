@@ -52,7 +52,11 @@ export type AgentEvent =
 			type: "elision";
 			round: number;
 			kind: string;
+			/** Results replaced. */
 			count: number;
+			/** Assistant messages whose long call arguments were elided (their calls' results are stale). */
+			argumentMessages: number;
+			/** Bytes the request got smaller by: results and arguments. */
 			reclaimedBytes: number;
 			toolResultBytesAfter: number;
 			/** "auto" only: ΔT, S, R, warm probability, expected saving and batch size it was priced with. */

@@ -65,6 +65,7 @@ export class DetailedLog {
 				round: event.round,
 				kind: event.kind,
 				count: event.count,
+				argument_messages: event.argumentMessages,
 				reclaimed_bytes: event.reclaimedBytes,
 				tool_result_bytes: event.toolResultBytesAfter,
 				...(event.reason ? { reason: event.reason } : {}),

@@ -119,7 +119,7 @@ export class ChatRenderer {
 			case "elision":
 				this.line(
 					this.style.dim(
-						`context: ${event.kind} replaced ${event.count} old result${event.count === 1 ? "" : "s"} (${Math.round(event.reclaimedBytes / 1024)} KB)`,
+						`context: ${event.kind} replaced ${event.count} old result${event.count === 1 ? "" : "s"}${event.argumentMessages > 0 ? ` and long call arguments in ${event.argumentMessages} earlier message${event.argumentMessages === 1 ? "" : "s"}` : ""} (${Math.round(event.reclaimedBytes / 1024)} KB)`,
 					),
 				);
 				return;

@@ -29,6 +29,7 @@ const CASES: [string, Partial<ContextSettings> & { policy: ContextPolicy }][] = 
 	["ratio (window 200K)", { policy: "ratio", contextWindow: 200_000 }],
 	["mask (keep 10)", { policy: "mask" }],
 	["clear (100K/3/20K)", { policy: "clear" }],
+	["auto (keep 5, 200K)", { policy: "auto", contextWindow: 200_000 }],
 ];
 
 /** mulberry32: a small seeded generator, uniform in [0, 1). */
@@ -85,7 +86,11 @@ function synthesize(): Entry[][] {
 		const calls = Array.from({ length: 1 + Math.floor(next() * 3) }, (_, index) => ({
 			id: `call_${round}_${index}`,
 			name: pick(Object.keys(TOOLS)),
-			arguments: `{"path":"src/file-${Math.floor(next() * 500)}.ts"}`,
+			// one call in six writes a file: its content is a long argument (elided with its result by rounds and auto)
+			arguments: JSON.stringify({
+				path: `src/file-${Math.floor(next() * 500)}.ts`,
+				...(next() < 1 / 6 ? { content: output(500 + Math.floor(next() * 4500)) } : {}),
+			}),
 		}));
 		entries.push({ round, message: { role: "assistant", text: "", toolCalls: calls } });
 		for (const call of calls) {

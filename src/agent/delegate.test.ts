@@ -66,7 +66,9 @@ describe("delegate_task concurrency", () => {
 	it("with maxConcurrent 2, four calls never run more than 2 children at once, and all four finish", async () => {
 		const children = controlledSpawn();
 		const tool = createDelegateTool(children.spawn, { maxConcurrent: 2, roles });
-		const calls = ["a", "b", "c", "d"].map((task) => tool.execute(JSON.stringify({ task }), context()));
+		const calls = ["a", "b", "c", "d"].map((task) =>
+			tool.execute(JSON.stringify({ task, agent: "explore" }), context()),
+		);
 		await settle();
 		expect(children.log).toEqual(["start a", "start b"]);
 		children.finish("b");
@@ -86,6 +88,42 @@ describe("delegate_task concurrency", () => {
 			"report of c",
 			"report of d",
 		]);
+	});
+
+	it("children that may write run one at a time, while read-only ones run alongside them", async () => {
+		const children = controlledSpawn();
+		const tool = createDelegateTool(children.spawn, { maxConcurrent: 3, roles });
+		const call = (task: string, agent: string) => tool.execute(JSON.stringify({ task, agent }), context());
+		const calls = [call("w1", "executor"), call("w2", "executor"), call("r1", "explore"), call("r2", "reviewer")];
+		await settle();
+		expect([...children.log].sort()).toEqual(["start r1", "start r2", "start w1"]);
+		children.finish("r1");
+		await settle();
+		// a free general slot does not let the second writer in while the first one runs
+		expect(children.log.slice(3)).toEqual(["end r1"]);
+		children.finish("w1");
+		await settle();
+		expect(children.log.slice(-2)).toEqual(["end w1", "start w2"]);
+		children.finish("w2");
+		children.finish("r2");
+		expect((await Promise.all(calls)).every((result) => result.ok)).toBe(true);
+	});
+
+	it("a writer waiting for the writer slot when the turn aborts is not started and frees nothing it did not take", async () => {
+		const children = controlledSpawn();
+		const tool = createDelegateTool(children.spawn, { maxConcurrent: 2, roles });
+		const running = tool.execute(JSON.stringify({ task: "w1" }), context());
+		const controller = new AbortController();
+		const waiting = tool.execute(JSON.stringify({ task: "w2" }), context(controller.signal));
+		await settle();
+		controller.abort();
+		expect(await waiting).toMatchObject({ ok: false, errorCode: "aborted" });
+		const reader = tool.execute(JSON.stringify({ task: "r1", agent: "explore" }), context());
+		await settle();
+		expect([...children.log].sort()).toEqual(["start r1", "start w1"]);
+		children.finish("w1");
+		children.finish("r1");
+		await Promise.all([running, reader]);
 	});
 
 	it("a call waiting for a slot when the turn aborts is not started", async () => {

@@ -114,12 +114,14 @@ export class Semaphore {
  * nothing by itself, and every call the child makes passes the child's own permission gate (the parent's mode), so a
  * read-only role stays read-only and an executor is held to the same rules as the parent. Being read-only lets the
  * loop run several delegate_task calls of one message at once; the semaphore keeps at most `maxConcurrent` children
- * running. The result says the status, the rounds used, one line of the child's token use and the report (over
+ * running, and children of a role that may write run one at a time (two executors never edit the same tree at once;
+ * read-only children run alongside them). The result says the status, the rounds used, one line of the child's token use and the report (over
  * REPORT_INLINE_MAX_BYTES: its head and the spill file with the whole text); `details` carries the child session id,
  * the usage and `spillPath`. A failed child is a failed result (errorCode "child_failed"); a partial one is not.
  */
 export function createDelegateTool(spawn: SpawnChild, options: DelegateToolOptions): Tool {
 	const slots = new Semaphore(Math.max(1, Math.floor(options.maxConcurrent)));
+	const writers = new Semaphore(1);
 	return defineTool({
 		name: "delegate_task",
 		description: descriptionOf(options.roles(), options.maxConcurrent),
@@ -164,8 +166,13 @@ export function createDelegateTool(spawn: SpawnChild, options: DelegateToolOptio
 				...(args.title?.trim() ? { title: args.title.trim() } : {}),
 				...(args.tools ? { tools: args.tools } : {}),
 			};
-			const release = await slots.acquire(context.signal);
-			if (!release) return failure("aborted", "delegate_task: not started, the turn was aborted");
+			// a writer waits for the writer slot before it takes a general one, so waiting never blocks a reader
+			const writing = role.readOnly ? undefined : await writers.acquire(context.signal);
+			const release = role.readOnly || writing ? await slots.acquire(context.signal) : undefined;
+			if (!release) {
+				writing?.();
+				return failure("aborted", "delegate_task: not started, the turn was aborted");
+			}
 			let report: ChildReport;
 			try {
 				report = await spawn(request, context.signal);
@@ -179,6 +186,7 @@ export function createDelegateTool(spawn: SpawnChild, options: DelegateToolOptio
 				};
 			} finally {
 				release();
+				writing?.();
 			}
 			return resultOf(request, report, context.spillDir);
 		},
@@ -240,7 +248,7 @@ async function resultOf(request: ChildRequest, report: ChildReport, spillDir: st
 /** The tool's description: what delegation is for, then one line per role. */
 function descriptionOf(roles: readonly RoleDefinition[], maxConcurrent: number): string {
 	return [
-		`Delegate a self-contained task to a child agent that starts with no history: give it a complete brief. It works with its own tools and round budget and answers with a report (its status and token use come with it). Call it several times in one message to run up to ${maxConcurrent} children at once.`,
+		`Delegate a self-contained task to a child agent that starts with no history: give it a complete brief. It works with its own tools and round budget and answers with a report (its status and token use come with it). Call it several times in one message to run up to ${maxConcurrent} children at once; children that may write run one at a time, so two never change the same files at once.`,
 		"Agents:",
 		...roles.map((role) => `- ${role.name}: ${role.description}`),
 	].join("\n");

@@ -53,6 +53,11 @@ export interface AssembleInput {
 	 * child can never do more than a parent in the strictest mode unless the command says which mode it runs in.
 	 */
 	permissionMode?: () => PermissionMode;
+	/**
+	 * A child's MCP tools: its parent's, already connected (a child never starts servers of its own, and does not
+	 * close them). Absent: the session starts the configured servers itself.
+	 */
+	mcpTools?: readonly Tool[];
 }
 
 /** Tools a child never gets: it cannot delegate further, and no person answers it. */
@@ -136,6 +141,7 @@ export async function assembleSession(input: AssembleInput): Promise<AssembledSe
 	const sessionDirectory = join(home, "sessions", session.id);
 	const attachmentDirectory = () => join(sessionDirectory, "attachments");
 	const date = input.date ?? new Date().toISOString().slice(0, 10);
+	let parentMcp: readonly Tool[] = [];
 	const spawn = child
 		? undefined
 		: createChildSpawner({
@@ -148,6 +154,7 @@ export async function assembleSession(input: AssembleInput): Promise<AssembledSe
 				date,
 				permissionMode: input.permissionMode ?? (() => "plan"),
 				assemble: assembleSession,
+				mcpTools: () => parentMcp,
 			});
 	const tools = await createSessionTools({
 		settings,
@@ -159,7 +166,9 @@ export async function assembleSession(input: AssembleInput): Promise<AssembledSe
 		loaded: state.loadedTools,
 		...(child ? { child: { readOnly: child.role.readOnly, lean: child.lean, tools: childToolNames(child) } } : {}),
 		...(spawn ? { spawn } : {}),
+		...(input.mcpTools ? { mcpTools: input.mcpTools } : {}),
 	});
+	parentMcp = tools.mcpTools;
 	const { toolset, skills } = tools;
 	const outsideRole = child?.tools?.filter((name) => child.role.tools && !child.role.tools.includes(name)) ?? [];
 	const warnings = [
@@ -256,8 +265,8 @@ export async function assembleSession(input: AssembleInput): Promise<AssembledSe
 
 /**
  * Every tool a session has: built-in, delegate_task (not for a child), skill_view (when skills exist), tool_search,
- * the browser group and the MCP servers' tools (their servers are started to list them). `close()` ends the browser
- * and the servers. delegate_task's agents are the built-in roles and `.snowpea/agents/*.md` (bad files are warnings);
+ * the browser group and the MCP servers' tools (their servers are started to list them, unless `mcpTools` hands over
+ * a parent's, which this session then neither starts nor closes). `close()` ends the browser and the servers. delegate_task's agents are the built-in roles and `.snowpea/agents/*.md` (bad files are warnings);
  * without `spawn` its calls fail with "delegation is not available here". A `child` loses delegate_task and ask_user,
  * keeps only read-only tools when `readOnly`, and only the named tools when `tools` is given (see assembleSession).
  */
@@ -273,18 +282,29 @@ export async function createSessionTools(input: {
 	child?: { readOnly: boolean; lean: boolean; tools?: readonly string[] };
 	/** Runs delegate_task's children (a top-level session). */
 	spawn?: SpawnChild;
-}): Promise<{ toolset: Toolset; skills: Skill[]; warnings: string[]; close(): Promise<void> }> {
+	/** MCP tools already connected by a parent session (see AssembleInput.mcpTools). */
+	mcpTools?: readonly Tool[];
+}): Promise<{
+	toolset: Toolset;
+	skills: Skill[];
+	warnings: string[];
+	/** The MCP servers' tools this session has (its own, or the parent's it was given). */
+	mcpTools: readonly Tool[];
+	close(): Promise<void>;
+}> {
 	const { settings, cwd, home, modelId, model, attachmentDirectory, child } = input;
 	const vision = () => model.vision;
 	const browser = createBrowserTools({ executablePath: settings.browser.executablePath, attachmentDirectory, vision });
-	const mcp = McpManager.fromConfig(loadMcpConfig({ settingsServers: settings.mcp.servers, projectDirectory: cwd }), {
-		cwd,
-		attachmentDirectory,
-		vision,
-	});
-	const mcpTools = await mcp.tools();
+	const mcp = input.mcpTools
+		? undefined
+		: McpManager.fromConfig(loadMcpConfig({ settingsServers: settings.mcp.servers, projectDirectory: cwd }), {
+				cwd,
+				attachmentDirectory,
+				vision,
+			});
+	const mcpTools = input.mcpTools ?? (await (mcp as McpManager).tools());
 	const skills = discoverSkills(skillDirectories(home, gitRoot(cwd) ?? cwd));
-	const warnings = [...mcp.warnings];
+	const warnings = [...(mcp?.warnings ?? [])];
 	let delegate: Tool[] = [];
 	if (!child) {
 		const agents = loadAgentDefinitions(cwd);
@@ -325,8 +345,9 @@ export async function createSessionTools(input: {
 		toolset,
 		skills,
 		warnings,
+		mcpTools,
 		async close() {
-			await Promise.allSettled([browser.close(), mcp.close()]);
+			await Promise.allSettled([browser.close(), mcp?.close()]);
 		},
 	};
 }

@@ -6,6 +6,7 @@ import { budgetLine } from "../agent/roles.js";
 import type { UserMessage } from "../llm/types.js";
 import { runSessionTurn } from "../session/runner.js";
 import type { SessionInfo, SessionStore } from "../session/store.js";
+import type { Tool } from "../tools/tool.js";
 import { Toolset } from "../tools/toolset.js";
 import type { AssembledSession, AssembleInput } from "./assemble.js";
 import { ApprovalGate } from "./chat/approval.js";
@@ -29,13 +30,16 @@ export interface ChildSpawnerInput {
 	permissionMode: () => PermissionMode;
 	/** assembleSession (passed in, so this module does not import its own caller). */
 	assemble: (input: AssembleInput) => Promise<AssembledSession>;
+	/** The parent's connected MCP tools, read when a child starts: children share the parent's servers. */
+	mcpTools?: () => readonly Tool[];
 }
 
 /**
  * The `spawn` behind a session's delegate_task. Each child:
  * 1. is stored as a new session with `parentId` = the parent (title: the call's, else its brief's first words;
  *    meta: role and budget), so `sessions list` keeps it out of the top-level list;
- * 2. is assembled as a child (`agents.childContext` decides lean or full) and runs one turn whose input is the brief
+ * 2. is assembled as a child (`agents.childContext` decides lean or full; the parent's MCP servers, not new ones)
+ *    and runs one turn whose input is the brief
  *    followed by the budget line, with `maxToolRounds` = the budget; its calls pass an approval gate in the parent's
  *    permission mode, with nobody to ask;
  * 3. stopped at its budget, is asked once more — with no tools offered — for its report: status "partial";
@@ -72,6 +76,7 @@ export function createChildSpawner(input: ChildSpawnerInput): SpawnChild {
 					lean: settings.agents.childContext === "lean",
 					...(request.tools ? { tools: request.tools } : {}),
 				},
+				...(input.mcpTools ? { mcpTools: input.mcpTools() } : {}),
 			});
 			return await runChild(input, child, assembled, request, signal);
 		} catch (error) {

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BUILTIN_ROLES, budgetLine, CHILD_PREAMBLE } from "../../src/agent/roles.js";
@@ -158,6 +158,36 @@ describe.skipIf(!cliBuilt)("delegate_task and lean child agents, end to end", ()
 		} finally {
 			store.close();
 		}
+	});
+
+	it("children use the parent's MCP servers: one server process for the whole run, and a child's call reaches it", async () => {
+		const work = project();
+		const starts = join(tempDir(), "starts.log");
+		const server = join(import.meta.dirname, "../support/mcp-test-server.mjs");
+		writeFileSync(
+			join(work, ".mcp.json"),
+			JSON.stringify({
+				mcpServers: { test: { command: process.execPath, args: [server], env: { MCP_TEST_START_LOG: starts } } },
+			}),
+		);
+		const home = tempDir();
+		const echo = (text: string) => ({ name: "mcp__test__echo", arguments: JSON.stringify({ text }) });
+		fake = await startFakeProvider({
+			respond: parentAnd([delegate("brief A"), delegate("brief B")], (request) => {
+				const letter = /brief (\w)/.exec(firstUser(request))?.[1];
+				return toolResults(request).length === 0
+					? { toolCalls: [echo(`from child ${letter}`)] }
+					: { text: `report ${letter}: ${toolResults(request).at(-1)}` };
+			}),
+		});
+		await run(work, home, fake);
+		expect(readFileSync(starts, "utf8").trim().split("\n")).toHaveLength(1);
+		const children = fake.requests.filter(isChild);
+		// the read-only child sees only the read-only MCP tool (echo has readOnlyHint), deferred
+		expect(systemText(children[0]!)).toContain("mcp:test (1)");
+		const answers = children.flatMap((request) => toolResults(request));
+		expect(answers.some((text) => text.includes("echo: from child A"))).toBe(true);
+		expect(answers.some((text) => text.includes("echo: from child B"))).toBe(true);
 	});
 
 	it('lean children get root instructions only and no skills index; "full" children get the parent\'s', async () => {

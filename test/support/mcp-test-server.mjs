@@ -1,8 +1,9 @@
 // A real MCP server over stdio for the MCP tests. Plain JavaScript: the tests spawn it with `node`.
 // Tools: echo (text; readOnlyHint; `hang` waits until the call is cancelled), picture (a 4×3 PNG image block),
 // big (50 KB of numbered lines), fail (an isError result) and crash (the process exits with code 3).
-// With MCP_TEST_PID_FILE set, the server writes its process id there when it starts.
-import { writeFileSync } from "node:fs";
+// With MCP_TEST_PID_FILE set, the server writes its process id there when it starts; with MCP_TEST_START_LOG set, it
+// appends one line there per start.
+import { appendFileSync, writeFileSync } from "node:fs";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { z } from "zod";
@@ -11,6 +12,7 @@ const PNG_4X3 =
 	"iVBORw0KGgoAAAANSUhEUgAAAAQAAAADCAIAAAA7ljmRAAAACXBIWXMAAAPoAAAD6AG1e1JrAAAAEElEQVQImWM4IScHRww4OQD1xwwx6wqgCwAAAABJRU5ErkJggg==";
 
 if (process.env.MCP_TEST_PID_FILE) writeFileSync(process.env.MCP_TEST_PID_FILE, String(process.pid));
+if (process.env.MCP_TEST_START_LOG) appendFileSync(process.env.MCP_TEST_START_LOG, `${process.pid}\n`);
 
 const server = new McpServer({ name: "snowpea-test-server", version: "1.0.0" });
 

@@ -73,14 +73,27 @@ describe("permissionVerdict", () => {
 
 describe("permissionExplanation", () => {
 	it("tells a headless run how to allow the call", () => {
-		const text = permissionExplanation("accept", shell, JSON.stringify({ command: "ls" }), cwd, { headless: true });
+		const text = permissionExplanation("accept", shell, JSON.stringify({ command: "ls" }), cwd, {
+			audience: "headless",
+		});
 		expect(text).toContain("--mode auto");
 		expect(text).toContain("shell");
 		expect(text).not.toContain("\n");
 	});
 
+	it("tells a child agent it cannot ask, and to report the need instead of suggesting flags it cannot use", () => {
+		const text = permissionExplanation("accept", shell, JSON.stringify({ command: "ls" }), cwd, { audience: "child" });
+		expect(text).toContain("a child agent cannot ask");
+		expect(text).toContain("report");
+		expect(text).not.toContain("--mode");
+		expect(text).not.toContain("headless");
+		const plan = permissionExplanation("plan", write, at("src/a.ts"), cwd, { audience: "child" });
+		expect(plan).toContain("delegating agent's session is in plan mode");
+		expect(plan).not.toContain("/mode");
+	});
+
 	it("names plan mode's rules and the path refused", () => {
-		const text = permissionExplanation("plan", write, at("src/a.ts"), cwd, { headless: false });
+		const text = permissionExplanation("plan", write, at("src/a.ts"), cwd, { audience: "person" });
 		expect(text).toContain("plan mode");
 		expect(text).toContain("src/a.ts");
 		expect(text).toContain("/mode accept");
@@ -154,7 +167,10 @@ describe("the loop's approve hook", () => {
 				const verdict = permissionVerdict("plan", tool, call.arguments, cwd);
 				return verdict === "allow"
 					? { allow: true }
-					: { allow: false, message: permissionExplanation("plan", tool, call.arguments, cwd, { headless: true }) };
+					: {
+							allow: false,
+							message: permissionExplanation("plan", tool, call.arguments, cwd, { audience: "headless" }),
+						};
 			},
 		}))
 			events.push(event);

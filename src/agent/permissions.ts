@@ -62,27 +62,40 @@ export function permissionVerdict(
 }
 
 /**
+ * Who would have approved a call: a person at the terminal, nobody (`snowpea run`), or nobody because the caller is a
+ * child agent — its parent's session decides its mode, and a child cannot ask.
+ */
+export type ApprovalAudience = "person" | "headless" | "child";
+
+/**
  * One line saying why a call was refused or needs approval in `mode`, and how to allow it — the text the model reads
- * when the call is not run. `headless` phrases it for `snowpea run`, where nobody can approve. Never throws.
+ * when the call is not run, phrased for `audience`. Never throws.
  */
 export function permissionExplanation(
 	mode: PermissionMode,
 	tool: PermissionSubject,
 	rawArguments: string,
 	cwd: string,
-	options: { headless: boolean },
+	options: { audience: ApprovalAudience },
 ): string {
 	const verdict = permissionVerdict(mode, tool, rawArguments, cwd);
 	const what = describeNeed(tool, rawArguments, cwd);
+	const { audience } = options;
 	if (verdict === "deny") {
 		const allowed = "plan mode allows read and network tools, and writes only to *.md, *.txt and .snowpea/plans/**";
-		const how = options.headless
-			? "run with --mode accept or --mode auto to allow it"
-			: "switch with /mode accept (or /mode auto) to allow it";
+		const how =
+			audience === "headless"
+				? "run with --mode accept or --mode auto to allow it"
+				: audience === "child"
+					? "your delegating agent's session is in plan mode; say in your report what you would have done"
+					: "switch with /mode accept (or /mode auto) to allow it";
 		return `permission denied: ${what} is not allowed in plan mode (${allowed}); ${how}`;
 	}
-	if (options.headless) {
+	if (audience === "headless") {
 		return `permission denied: ${what} needs approval in ${mode} mode, and nobody can approve it in a headless run; rerun with --mode auto to allow it, or run snowpea interactively to approve each call`;
+	}
+	if (audience === "child") {
+		return `permission denied: ${what} needs approval in ${mode} mode, and a child agent cannot ask for it; say in your report what you need run or changed, so the delegating agent can do it (or its user can switch to auto mode)`;
 	}
 	return `permission denied: the user did not approve ${what}`;
 }

@@ -26,7 +26,7 @@ export interface ChildSpawnerInput {
 	home: string;
 	/** The parent's prompt date: every child gets the same, so their prompts stay byte-identical. */
 	date: string;
-	/** The mode each child's calls are checked against (headless: a call that would ask is refused). */
+	/** The mode each child's calls are checked against (a call that would ask is refused: a child cannot ask). */
 	permissionMode: () => PermissionMode;
 	/** assembleSession (passed in, so this module does not import its own caller). */
 	assemble: (input: AssembleInput) => Promise<AssembledSession>;
@@ -100,6 +100,7 @@ async function runChild(
 	const gate = new ApprovalGate({
 		mode: input.permissionMode,
 		cwd: input.cwd,
+		unattended: "child",
 		record: (body) => store.appendDecision(child.id, { round, kind: "approval", body }),
 	});
 	const turn = async (message: UserMessage, toolset: Toolset, maxToolRounds: number, resumed: boolean) => {

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BUILTIN_ROLES, budgetLine, CHILD_PREAMBLE } from "../../src/agent/roles.js";
@@ -188,6 +188,26 @@ describe.skipIf(!cliBuilt)("delegate_task and lean child agents, end to end", ()
 		const answers = children.flatMap((request) => toolResults(request));
 		expect(answers.some((text) => text.includes("echo: from child A"))).toBe(true);
 		expect(answers.some((text) => text.includes("echo: from child B"))).toBe(true);
+	});
+
+	it("a child's call that needs approval is refused in words for a child: report the need, no flags", async () => {
+		const work = project();
+		const home = tempDir();
+		const shell = { name: "shell", arguments: JSON.stringify({ command: "touch made-by-child" }) };
+		fake = await startFakeProvider({
+			respond: parentAnd([delegate("brief A", { agent: "executor" })], (request) =>
+				toolResults(request).length === 0 ? { toolCalls: [shell] } : { text: "report: could not run it" },
+			),
+		});
+		const result = await runCli(["run", "--mode", "accept", "--model", "openai:gpt-4o", "delegate"], {
+			env: cliEnv(home, fake),
+			cwd: work,
+		});
+		expect(result.code, result.stderr).toBe(0);
+		const refusal = fake.requests.filter(isChild).flatMap(toolResults).at(-1) ?? "";
+		expect(refusal).toContain("needs approval in accept mode, and a child agent cannot ask for it");
+		expect(refusal).not.toContain("--mode");
+		expect(existsSync(join(work, "made-by-child"))).toBe(false);
 	});
 
 	it('lean children get root instructions only and no skills index; "full" children get the parent\'s', async () => {

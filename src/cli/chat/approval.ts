@@ -36,8 +36,10 @@ export interface ApprovalGateOptions {
 	/** The current permission mode (read at every call: /mode changes it between turns). */
 	mode: () => PermissionMode;
 	cwd: string;
-	/** Asks a person; absent in headless runs, where a call that needs approval is refused. */
+	/** Asks a person; absent in headless runs and child agents, where a call that needs approval is refused. */
 	ask?: (request: ApprovalRequest, signal?: AbortSignal) => Promise<ApprovalAnswer>;
+	/** Without `ask`, whose refusal wording to use: "headless" (default, `snowpea run`) or "child" (a delegated agent). */
+	unattended?: "headless" | "child";
 	/** Records a decision in the session (the caller knows the round). Must not throw. */
 	record: (body: ApprovalBody) => void;
 	/** Tools the person already allowed for the whole session (restored from its stored decisions). */
@@ -74,17 +76,20 @@ export class ApprovalGate {
 			scope,
 			mode,
 		});
-		const refusal = (headless: boolean) =>
-			permissionExplanation(mode, tool, call.arguments, this.options.cwd, { headless });
+		const unattended = this.options.unattended ?? "headless";
+		const refusal = (asked: boolean) =>
+			permissionExplanation(mode, tool, call.arguments, this.options.cwd, {
+				audience: asked ? "person" : unattended,
+			});
 		if (verdict === "deny") {
 			this.note(body("deny", "mode"));
-			return { allow: false, message: refusal(this.options.ask === undefined) };
+			return { allow: false, message: refusal(this.options.ask !== undefined) };
 		}
 		if (this.alwaysAllowed.has(tool.name)) return { allow: true };
 		const ask = this.options.ask;
 		if (!ask) {
 			this.note(body("deny", "mode"));
-			return { allow: false, message: refusal(true) };
+			return { allow: false, message: refusal(false) };
 		}
 		const answer = await this.serialized(async () => {
 			// an earlier answer in this round may have been "always"
@@ -107,7 +112,7 @@ export class ApprovalGate {
 			return { allow: true };
 		}
 		this.note(body(answer === "yes" ? "allow" : "deny", "once"));
-		return answer === "yes" ? { allow: true } : { allow: false, message: refusal(false) };
+		return answer === "yes" ? { allow: true } : { allow: false, message: refusal(true) };
 	};
 
 	private note(body: ApprovalBody): void {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Entry } from "../context/ledger.js";
 import { DEFAULT_CONTEXT_SETTINGS } from "../context/settings.js";
-import type { Message } from "../llm/types.js";
+import type { Message, SystemSegment, ToolDefinition } from "../llm/types.js";
 import { ContextPipeline } from "./context-pipeline.js";
 
 /** A session of `rounds` rounds, each with one 6,000-byte shell result. */
@@ -143,5 +143,32 @@ describe("the agent's side of the context engine", () => {
 			"[snowpea elided this 21-line value (2000 chars) of an earlier call; the call ran with the full text]",
 		]);
 		expect(blocked.events.filter((event) => event.type === "warning")).toHaveLength(1);
+	});
+
+	it("auto rewrites for free in a round whose tool list or system prompt changes anyway", () => {
+		const entries = transcript(12).map((entry) =>
+			entry.message.role === "tool"
+				? { ...entry, message: { ...entry.message, content: entry.message.content.slice(0, 1000) } }
+				: entry,
+		);
+		const system: SystemSegment[] = [{ text: "You are snowpea.", tier: "stable" }];
+		const before: ToolDefinition[] = [];
+		const frameWith = (system: SystemSegment[], definitions: ToolDefinition[]) => ({ ...frame, system, definitions });
+		const at13 = (next: { system: SystemSegment[]; definitions: ToolDefinition[] }) => {
+			const pipeline = new ContextPipeline({ ...DEFAULT_CONTEXT_SETTINGS, policy: "auto" });
+			for (let round = 2; round <= 12; round++)
+				pipeline.build(entries.slice(0, 1 + 2 * (round - 1)), round, frameWith(system, before));
+			expect(pipeline.decisions).toEqual([]);
+			return pipeline.build(entries, 13, frameWith(next.system, next.definitions));
+		};
+		// warm and unchanged: 7 stale 1 KB results are not worth a cache write
+		expect(at13({ system, definitions: before }).events).toEqual([]);
+		// a deferred tool was loaded: the messages are re-written anyway, so everything stale goes (rounds 1–7)
+		const loaded = at13({ system, definitions: [{ name: "browser_open", description: "", parameters: {} }] });
+		const elision = loaded.events.find((event) => event.type === "elision");
+		expect(elision).toMatchObject({ count: 7, reason: { warmProbability: 0 } });
+		// an edited instruction file changes the system prompt: the same
+		const edited = at13({ system: [{ text: "You are snowpea. New rules.", tier: "stable" }], definitions: before });
+		expect(edited.events.find((event) => event.type === "elision")).toMatchObject({ count: 7 });
 	});
 });

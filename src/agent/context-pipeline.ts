@@ -295,7 +295,11 @@ export class ContextPipeline {
 			settings: this.settings,
 			promptTokens,
 			tools: frame.tools,
-			economy: { sheet: this.sheet, idleSeconds: this.lastSentAt === undefined ? 0 : this.now() - this.lastSentAt },
+			economy: {
+				sheet: this.sheet,
+				idleSeconds: this.lastSentAt === undefined ? 0 : this.now() - this.lastSentAt,
+				prefixChanged: this.prefixChanges(frame),
+			},
 		});
 		this.previousIdle = this.lastSentAt === undefined ? 0 : this.now() - this.lastSentAt;
 		let forgotten: string[] = this.folded.splice(0);
@@ -338,6 +342,16 @@ export class ContextPipeline {
 				? { request: { system: frame.system, tools: frame.definitions, messages }, resolve: frame.resolve }
 				: undefined;
 		return { messages, events, forgotten };
+	}
+
+	/**
+	 * True when the request about to be built sends another system prompt or tool list than the previous one (compared
+	 * by identity: both are memoized while unchanged), so the provider's cache of the messages is lost anyway.
+	 */
+	private prefixChanges(frame: RequestFrame): boolean {
+		const previous = this.lastBuilt?.request;
+		if (!previous || !frame.system || !frame.definitions) return false;
+		return previous.system !== frame.system || previous.tools !== frame.definitions;
 	}
 
 	/** Writes the spill files of new decisions; a failed write makes that decision bare (or drops it). */

@@ -10,6 +10,12 @@ export interface Economy {
 	sheet: PriceSheet;
 	/** Seconds since the previous request was sent (0 when unknown). */
 	idleSeconds: number;
+	/**
+	 * True when this request changes its tool list or system prompt anyway (a deferred tool loaded, an instruction
+	 * file edited): both come before the messages, so the provider re-writes every cached message whatever auto does
+	 * and a rewrite costs nothing extra — priced like a cold cache.
+	 */
+	prefixChanged?: boolean;
 }
 
 /** Why auto did or did not rewrite this round: logged with every decision. */
@@ -80,7 +86,8 @@ export function batchThreshold(liveSuffixTokens: number, growth: number, warm: n
  * a call's arguments come before its results, so a batch that takes them takes those results too. A batch is taken when it pays against doing nothing for the expected rest of the session (cost.ts
  * `rewriteBenefit` > 0) AND against rewriting later (ΔT at least the economic batch size, `batchThreshold`); among
  * those, the one with the best expected saving. Otherwise nothing changes and the cache stays intact. A cold cache
- * (idle past the TTL) makes the write free, so everything worth removing goes. When the prompt nears the compaction
+ * (idle past the TTL, or a request whose tools or system prompt change anyway) makes the write free, so everything
+ * worth removing goes. When the prompt nears the compaction
  * threshold every candidate goes regardless of price: waiting must never push the session into a compaction.
  */
 export function planAuto(state: PolicyState, economy: Economy): { decisions: PassDecision[]; reason: AutoReason } {
@@ -92,7 +99,7 @@ export function planAuto(state: PolicyState, economy: Economy): { decisions: Pas
 		removedTokens: 0,
 		suffixTokens: 0,
 		futureRequests: predictFutureRequests(state.round),
-		warmProbability: warmProbability(economy.idleSeconds, economy.sheet),
+		warmProbability: economy.prefixChanged ? 0 : warmProbability(economy.idleSeconds, economy.sheet),
 		benefit: 0,
 		batchTokens: 0,
 		forced: false,

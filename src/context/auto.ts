@@ -82,13 +82,14 @@ export function batchThreshold(liveSuffixTokens: number, growth: number, warm: n
  * Plans auto's rewrite for this round. The candidates are what "rounds" would prune (results older than the newest
  * autoKeepToolRounds tool rounds, same placeholders and spill files; small ones ride along for free) and the long
  * arguments of the calls those results answer (arguments.ts), in transcript order. A rewrite is priced as one batch
- * starting at some candidate P: it removes every candidate from P on (ΔT) and re-writes the cached suffix after P (S);
- * a call's arguments come before its results, so a batch that takes them takes those results too. A batch is taken when it pays against doing nothing for the expected rest of the session (cost.ts
- * `rewriteBenefit` > 0) AND against rewriting later (ΔT at least the economic batch size, `batchThreshold`); among
- * those, the one with the best expected saving. Otherwise nothing changes and the cache stays intact. A cold cache
- * (idle past the TTL, or a request whose tools or system prompt change anyway) makes the write free, so everything
- * worth removing goes. When the prompt nears the compaction
- * threshold every candidate goes regardless of price: waiting must never push the session into a compaction.
+ * starting at some candidate P: it removes every candidate from P on (ΔT) and re-writes the cached suffix after P
+ * (S); a call's arguments come before its results, so a batch that takes them takes those results too. A batch is
+ * taken when it pays against doing nothing for the expected rest of the session (cost.ts `rewriteBenefit` > 0) AND
+ * against rewriting later (ΔT at least the economic batch size, `batchThreshold`); among those, the one with the best
+ * expected saving. Otherwise nothing changes and the cache stays intact. A cold cache (idle past the TTL, or a request
+ * whose tools or system prompt change anyway) makes the write free, so everything worth removing goes. When the
+ * prompt nears the compaction threshold every candidate goes regardless of price: waiting must never push the
+ * session into a compaction.
  */
 export function planAuto(state: PolicyState, economy: Economy): { decisions: PassDecision[]; reason: AutoReason } {
 	const keep = state.settings.autoKeepToolRounds;

@@ -12,7 +12,7 @@ import { activeCheckpoint, shownDecisions } from "./project.js";
 import type { ContextSettings } from "./settings.js";
 
 // A call's arguments outlive its result: the content of a file the model wrote, the old and new text of an edit, a
-// long heredoc script. Once every result of a call is replaced, its long argument values are stale output of the
+// long heredoc script. Once every result of a call is stale, its long argument values are stale output of the
 // model itself — the file is on disk, the command ran — and go the same way: each is swapped for a one-line note
 // that says the call ran with the full text (and, with spilling on, where that text is kept). Everything else of
 // the message stays byte for byte: its text, call ids, names, short values and the JSON shape of every call.
@@ -109,9 +109,9 @@ export function argumentBytes(message: AssistantMessage): number {
  * (not folded by a checkpoint) that has no arguments decision yet and whose calls all have results that are gone —
  * replaced before this pass or by `decisions` (not by a skill reload marker), or in `stale`: results the policy counts
  * as stale but left as they are because they are smaller than any placeholder (a write's "wrote 2400 bytes") — with
- * at least one long value to elide. With spilling on, each takes the
- * next spill position after those `decisions` and the ledger use. Returns `decisions` and the new ones together,
- * ordered by entry. `settings.elideArgumentChars` 0 turns it off. Pure.
+ * at least one long value to elide. With spilling on, each takes the next spill position after those `decisions` and
+ * the ledger use. Returns `decisions` and the new ones together, ordered by entry. `settings.elideArgumentChars` 0
+ * turns it off. Pure.
  */
 export function withArgumentDecisions(
 	entries: readonly Entry[],

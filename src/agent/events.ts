@@ -1,5 +1,6 @@
 import type { Message, ProviderError, StopReason, Usage } from "../llm/types.js";
 import type { CacheAttribution } from "./cache-attribution.js";
+import type { GuardState } from "./repeat-guard.js";
 
 /** Bytes and estimated tokens of one part of a request. */
 export interface PartSize {
@@ -47,6 +48,8 @@ export type AgentEvent =
 	/** A decision the session must remember (stored in its ledger): e.g. a deferred tool loaded for the session. */
 	| { type: "decision"; round: number; kind: string; body: Record<string, unknown> }
 	| { type: "loop.suspected"; tool: string; count: number }
+	/** The repeat guard's reads and scans at the end of a turn, kept so a resumed session still stubs re-reads. */
+	| { type: "guard.state"; state: GuardState }
 	/** A context-engine pass replaced stale tool output before this round's request. */
 	| {
 			type: "elision";

@@ -103,6 +103,28 @@ function harness(options: { enabled?: boolean } = {}) {
 const readStub = (path: string, lines: number, content: string) =>
 	`unchanged since your earlier read_file of ${path} (${lines} ${lines === 1 ? "line" : "lines"}, sha256 ${sha(content).slice(0, 8)}); the content in that result is still current`;
 
+describe("the guard's state across processes", () => {
+	it("a restored snapshot stubs an unchanged re-read, reads a changed file again, and skips malformed entries", async () => {
+		writeFileSync(join(directory, "a.txt"), "one\ntwo\n");
+		const before = harness();
+		await before.run("read_file", { path: "a.txt" });
+		const stored = JSON.parse(JSON.stringify(before.guard.snapshot()));
+		expect(before.guard.changes).toBeGreaterThan(0);
+
+		const after = harness();
+		after.guard.restore({ ...stored, reads: [...stored.reads, ["bad", { path: 1 }], "junk"], scans: "junk" });
+		after.guard.restore(null);
+		expect(after.guard.snapshot().reads).toHaveLength(1);
+		// the restored read names call_1, visible in the resumed session's transcript
+		const again = await after.run("read_file", { path: "a.txt" }, () => true);
+		expect(again.result.content).toBe(readStub("a.txt", 2, "one\ntwo\n"));
+		writeFileSync(join(directory, "a.txt"), "one\nthree\n");
+		await after.other();
+		const changed = await after.run("read_file", { path: "a.txt" }, () => true);
+		expect(changed.result.content).toContain("three");
+	});
+});
+
 describe("read_file re-reads", () => {
 	it("answers two unchanged re-reads with a stub, then refuses the third", async () => {
 		writeFileSync(join(directory, "a.txt"), "one\ntwo\nthree\n");

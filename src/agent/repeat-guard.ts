@@ -69,6 +69,16 @@ interface WindowSlot {
 	name: string;
 }
 
+/**
+ * What a guard remembers across turns and processes: its read and scan records (streaks and the loop window restart
+ * with every turn anyway). Plain JSON; the session store keeps the latest one per session as a `guard.state` event.
+ * Safe to restore later: a read stub is only ever given when the file still hashes to what it hashed to when read.
+ */
+export interface GuardState {
+	reads: [string, ReadEntry][];
+	scans: [string, ScanEntry][];
+}
+
 /** What `before` worked out about a call, for `after` to apply. */
 interface Pending {
 	streak: number;
@@ -89,6 +99,8 @@ export class RepeatGuard {
 	private readonly scans = new Map<string, ScanEntry>();
 	private readonly pending = new Map<string, Pending>();
 	private window: WindowSlot[] = [];
+	/** Bumped by every guarded call and every forget, so a caller saves a snapshot only when something may be new. */
+	private version = 0;
 	private lastSignature: string | undefined;
 	private streak = 0;
 	private loopReported = false;
@@ -115,6 +127,7 @@ export class RepeatGuard {
 	 */
 	before(call: GuardedCall, isVisible: (callId: string) => boolean): ToolResult | undefined {
 		if (!this.enabled) return undefined;
+		this.version++;
 		try {
 			return this.check(call, isVisible);
 		} catch {
@@ -128,11 +141,33 @@ export class RepeatGuard {
 	 */
 	after(call: GuardedCall, result: ToolResult, answeredByGuard: boolean): GuardVerdict {
 		if (!this.enabled) return { result };
+		this.version++;
 		try {
 			return this.record(call, result, answeredByGuard);
 		} catch {
 			return { result };
 		}
+	}
+
+	/** How many times the remembered reads and scans have changed (compare two values to see whether to save). */
+	get changes(): number {
+		return this.version;
+	}
+
+	/** The reads and scans remembered now, for the session store. */
+	snapshot(): GuardState {
+		return { reads: [...this.reads], scans: [...this.scans] };
+	}
+
+	/**
+	 * Takes back a stored snapshot (a resumed session): entries of the wrong shape are skipped, never trusted. The
+	 * calls they name must still be visible for a stub to be given, exactly as before the restart.
+	 */
+	restore(state: unknown): void {
+		if (!this.enabled || typeof state !== "object" || state === null) return;
+		const { reads, scans } = state as Partial<Record<keyof GuardState, unknown>>;
+		for (const [key, entry] of pairs(reads)) if (isReadEntry(entry)) remember(this.reads, key, { ...entry });
+		for (const [key, entry] of pairs(scans)) if (isScanEntry(entry)) remember(this.scans, key, { ...entry });
 	}
 
 	/** Calls whose results the context engine replaced: their reads and scan results are forgotten. */
@@ -142,6 +177,7 @@ export class RepeatGuard {
 			const gone = new Set(callIds);
 			for (const [key, entry] of this.reads) if (gone.has(entry.callId)) this.reads.delete(key);
 			for (const [key, entry] of this.scans) if (gone.has(entry.callId)) this.scans.delete(key);
+			this.version++;
 		} catch {
 			// Forgetting is best effort; the visibility check in `before` still protects stale entries.
 		}
@@ -414,6 +450,40 @@ function countLines(text: string): number {
 }
 
 /** Sets `key` as the newest entry and evicts the oldest beyond MAX_KEYS. */
+/** The [key, value] pairs of a stored map, ignoring anything that is not one. */
+function pairs(value: unknown): [string, unknown][] {
+	if (!Array.isArray(value)) return [];
+	return value.filter(
+		(pair): pair is [string, unknown] => Array.isArray(pair) && pair.length === 2 && typeof pair[0] === "string",
+	);
+}
+
+function isReadEntry(value: unknown): value is ReadEntry {
+	const entry = value as ReadEntry;
+	return (
+		typeof value === "object" &&
+		value !== null &&
+		typeof entry.path === "string" &&
+		typeof entry.shown === "string" &&
+		typeof entry.sha256 === "string" &&
+		Number.isInteger(entry.lines) &&
+		Number.isInteger(entry.stubs) &&
+		typeof entry.callId === "string"
+	);
+}
+
+function isScanEntry(value: unknown): value is ScanEntry {
+	const entry = value as ScanEntry;
+	return (
+		typeof value === "object" &&
+		value !== null &&
+		typeof entry.hash === "string" &&
+		Number.isInteger(entry.lines) &&
+		Number.isInteger(entry.repeats) &&
+		typeof entry.callId === "string"
+	);
+}
+
 function remember<Value>(map: Map<string, Value>, key: string, value: Value): void {
 	map.delete(key);
 	map.set(key, value);

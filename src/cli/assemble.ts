@@ -176,7 +176,7 @@ export async function assembleSession(input: AssembleInput): Promise<AssembledSe
 		...tools.warnings,
 	];
 	const engine = contextSettingsFor({ settings, model, home, cwd, sessionId: session.id });
-	const lastRequest = store.events(session.id, { types: ["context"] }).at(-1);
+	const lastRequest = store.latestEvent(session.id, "context");
 	const context = new ContextPipeline(
 		engine.settings,
 		state.ledger,
@@ -186,7 +186,7 @@ export async function assembleSession(input: AssembleInput): Promise<AssembledSe
 	);
 	context.restore(state.entries);
 	// A resumed session's token estimates start calibrated by its last response, not at 1:1.
-	const lastUsage = store.events(session.id, { types: ["usage"] }).at(-1)?.event;
+	const lastUsage = store.latestEvent(session.id, "usage")?.event;
 	const lastReport = lastRequest?.event;
 	if (lastUsage?.type === "usage" && lastReport?.type === "context" && lastReport.report.round === lastUsage.round) {
 		context.calibrate(lastReport.report.total.tokens, lastUsage.usage);
@@ -231,6 +231,9 @@ export async function assembleSession(input: AssembleInput): Promise<AssembledSe
 		return attached ? { ...result, content: `${result.content}\n\n${attached}` } : result;
 	};
 	const guard = new RepeatGuard({ enabled: settings.tools.repeatGuard, cwd });
+	// A resumed session remembers what it read: an unchanged re-read is stubbed as it would have been before.
+	const savedGuard = store.latestEvent(session.id, "guard.state")?.event;
+	if (savedGuard?.type === "guard.state") guard.restore(savedGuard.state);
 	const toolContext = { cwd, home, sessionId: session.id, spillDir: join(sessionDirectory, "spill") };
 	return {
 		session,

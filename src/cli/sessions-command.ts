@@ -168,7 +168,7 @@ export async function compactSession(id: string, output: Output): Promise<number
 				resolve: (messages) => resolveImages(messages, images),
 			};
 			// estimates calibrated by the session's last real usage, against its last request rebuilt
-			const usage = store.events(session.id, { types: ["usage"] }).at(-1)?.event;
+			const usage = store.latestEvent(session.id, "usage")?.event;
 			const last = rebuildLastRequest(state.entries, context.decisions, { system, tools: definitions });
 			if (usage?.type === "usage" && last)
 				context.calibrate(fixedTokens + measureMessages(last.messages).tokens, usage.usage);

@@ -1,5 +1,6 @@
 import type { AgentEvent } from "../agent/events.js";
 import { runTurn, type TurnOptions } from "../agent/loop.js";
+import type { RepeatGuard } from "../agent/repeat-guard.js";
 import type { Decision, Entry } from "../context/ledger.js";
 import type { UserMessage } from "../llm/types.js";
 import type { DetailedLog } from "./detailed-log.js";
@@ -72,9 +73,26 @@ export async function* runSessionTurn(options: SessionTurnOptions): AsyncGenerat
 		} else if (event.type !== "text.delta") {
 			store.appendEvent(session.id, event);
 		}
-		if (event.type === "turn.done") store.updateSession(session.id, { status: event.stopReason });
+		if (event.type === "turn.done") {
+			store.updateSession(session.id, { status: event.stopReason });
+			saveGuardState(store, session.id, options.guard);
+		}
 		log?.observe(event);
 		yield event;
+	}
+}
+
+/** The guard's `changes` when its state was last stored, per guard (one guard per assembled session). */
+const savedGuards = new WeakMap<RepeatGuard, number>();
+
+/** Stores the guard's reads and scans when they may have changed since they were last stored. Never throws. */
+function saveGuardState(store: SessionStore, sessionId: string, guard: RepeatGuard | undefined): void {
+	if (!guard || savedGuards.get(guard) === guard.changes) return;
+	try {
+		store.appendEvent(sessionId, { type: "guard.state", state: guard.snapshot() });
+		savedGuards.set(guard, guard.changes);
+	} catch {
+		// losing the guard's memory only costs a real re-read after a restart
 	}
 }
 

@@ -131,6 +131,15 @@ describe("SessionStore round trip", () => {
 			"turn.done",
 		]);
 		expect(store.events(session.id, { types: [] })).toEqual([]);
+		// the newest of one type, without reading the rest
+		expect(store.latestEvent(session.id, "usage")?.event).toEqual({
+			type: "usage",
+			round: 2,
+			usage: { ...USAGE, input: 300, cacheRead: 0 },
+		});
+		expect(store.latestEvent(session.id, "usage")?.seq).toBe(events.length);
+		expect(store.latestEvent(session.id, "guard.state")).toBeUndefined();
+		expect(store.latestEvent("no-such-session", "usage")).toBeUndefined();
 		expect(store.decisions(session.id)).toEqual([
 			expect.objectContaining({ seq: 1, round: 1, kind: "cap", body: { callId: "call_1", kept: 4096 } }),
 			expect.objectContaining({ seq: 2, round: 2, kind: "drop", body: { seqs: [4, 5], reason: "stale read" } }),

@@ -379,6 +379,19 @@ export class SessionStore {
 		});
 	}
 
+	/** The session's newest event of type `type`, if any (read without loading the others). */
+	latestEvent(sessionId: string, type: string): StoredEvent | undefined {
+		return this.read(() => {
+			const row = this.statements.latestEventOfType.get(sessionId, type);
+			if (!row) return undefined;
+			return {
+				seq: row.seq,
+				event: this.parse(row.body, `event ${row.seq} of session ${sessionId}`) as AgentEvent,
+				createdAt: row.created_at,
+			};
+		});
+	}
+
 	/** The session's ledger decisions in seq order; [] for an unknown session. */
 	decisions(sessionId: string): StoredDecision[] {
 		return this.read(() =>
@@ -540,6 +553,9 @@ function prepareStatements(database: Database.Database) {
 		),
 		events: database.prepare<[string], EventRow>(
 			"SELECT seq, body, created_at FROM events WHERE session_id = ? ORDER BY seq",
+		),
+		latestEventOfType: database.prepare<[string, string], EventRow>(
+			"SELECT seq, body, created_at FROM events WHERE session_id = ? AND type = ? ORDER BY seq DESC LIMIT 1",
 		),
 		eventsOfTypes: database.prepare<[string, string], EventRow>(
 			`SELECT seq, body, created_at FROM events

@@ -46,6 +46,28 @@ describe.skipIf(!cliBuilt)("the repeat guard, end to end", () => {
 			expect(lastToolResult(fake, index)).toBe("     1\tone\n     2\ttwo\n     3\tthree");
 	});
 
+	it("a continued session still stubs a re-read of an unchanged file, and reads it again once it changed", async () => {
+		const work = tempDir();
+		const home = tempDir();
+		writeFileSync(join(work, "a.txt"), "one\ntwo\nthree\n");
+		const read = { toolCalls: [call("read_file", { path: "a.txt" })] };
+		fake = await startFakeProvider({
+			script: [read, { text: "read" }, read, { text: "again" }, read, { text: "new" }],
+		});
+		const first = await runCli(["run", "--json", "read it"], { env: cliEnv(home, fake), cwd: work });
+		expect(first.code).toBe(0);
+		expect(lastToolResult(fake, 1)).toContain("three");
+		const id = (JSON.parse(first.stdout.split("\n")[0] as string) as { sessionId: string }).sessionId;
+		// a new process: the guard's memory comes from the store
+		expect((await runCli(["run", "--session", id, "read it again"], { env: cliEnv(home, fake), cwd: work })).code).toBe(
+			0,
+		);
+		expect(lastToolResult(fake, 3)).toMatch(/^unchanged since your earlier read_file of a\.txt \(3 lines/);
+		writeFileSync(join(work, "a.txt"), "one\ntwo\nfour\n");
+		expect((await runCli(["run", "--session", id, "and now?"], { env: cliEnv(home, fake), cwd: work })).code).toBe(0);
+		expect(lastToolResult(fake, 5)).toContain("four");
+	});
+
 	it("refuses the fourth identical call in a row and reports loop.suspected in --json output", async () => {
 		const work = tempDir();
 		fake = await startFakeProvider({

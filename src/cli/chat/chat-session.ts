@@ -262,7 +262,7 @@ export class ChatSession {
 				alwaysAllowed: stored ? sessionApprovals(this.store.decisions(info.id)) : [],
 			}),
 		};
-		const lastUsage = stored ? this.store.events(info.id, { types: ["usage"] }).at(-1)?.event : undefined;
+		const lastUsage = stored ? this.store.latestEvent(info.id, "usage")?.event : undefined;
 		if (lastUsage?.type === "usage") open.lastUsage = lastUsage.usage;
 		this.current = open;
 		this.pending = [];

@@ -77,6 +77,21 @@ describe("contextBreakdown", () => {
 		});
 		expect(before.find((part) => part.label === "tool results: live")?.detail).toBe("2 results");
 
+		const withArguments = contextBreakdown({
+			system: [],
+			projectInstructions: "",
+			tools: [],
+			entries,
+			ledger: [
+				elided,
+				{ kind: "arguments", round: 2, entry: 1, arguments: ["{}", "{}"], bytesBefore: 32, bytesAfter: 4 },
+			],
+			round: 3,
+		});
+		expect(withArguments.find((part) => part.label === "history")?.detail).toBe(
+			"3 messages (long call arguments elided in 1)",
+		);
+
 		const text = formatContextBreakdown(parts, 128_000);
 		expect(text).toMatch(/^total\s+[\d,]+\s+[\d.]+%\s+of a 128k window$/m);
 	});

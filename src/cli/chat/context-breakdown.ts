@@ -1,6 +1,6 @@
 import { measureMessages, measureTools } from "../../agent/measure.js";
 import type { Decision, Entry } from "../../context/ledger.js";
-import { activeCheckpoint, currentDecisions, project, summaryMessage } from "../../context/project.js";
+import { activeCheckpoint, currentDecisions, project, shownDecisions, summaryMessage } from "../../context/project.js";
 import { estimateTokens } from "../../context/tokens.js";
 import type { Message, SystemSegment, ToolDefinition } from "../../llm/types.js";
 import { formatTokens } from "./status-line.js";
@@ -28,8 +28,9 @@ export interface ContextBreakdownInput {
 
 /**
  * The parts of the next request (before the next prompt joins it): system tiers (the project instructions apart
- * from the rest of the context tier), tool definitions, the compaction summary in force, conversation history, tool
- * results shown whole and tool results replaced by placeholders. Tokens are estimates (o200k), the same ones the context reports use.
+ * from the rest of the context tier), tool definitions, the compaction summary in force, conversation history (and
+ * how many of its messages show elided call arguments), tool results shown whole and tool results replaced by
+ * placeholders. Tokens are estimates (o200k), the same ones the context reports use.
  */
 export function contextBreakdown(input: ContextBreakdownInput): ContextPart[] {
 	const tierTokens = (tier: SystemSegment["tier"]) =>
@@ -55,6 +56,9 @@ export function contextBreakdown(input: ContextBreakdownInput): ContextPart[] {
 		else live.push(message);
 	}
 	const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
+	const elided = shownDecisions(input.entries, input.ledger, input.round).filter(
+		(decision) => decision?.kind === "arguments",
+	).length;
 	return [
 		{ label: "system: stable", tokens: tierTokens("stable") },
 		{ label: "system: context", tokens: Math.max(0, tierTokens("context") - instructions) },
@@ -62,7 +66,11 @@ export function contextBreakdown(input: ContextBreakdownInput): ContextPart[] {
 		{ label: "system: volatile", tokens: tierTokens("volatile") },
 		{ label: "tools", tokens: measureTools(input.tools).tokens, detail: count(input.tools.length, "definition") },
 		{ label: "compaction summary", tokens: summary ? measureMessages([summary]).tokens : 0 },
-		{ label: "history", tokens: measureMessages(history).tokens, detail: count(history.length, "message") },
+		{
+			label: "history",
+			tokens: measureMessages(history).tokens,
+			detail: `${count(history.length, "message")}${elided > 0 ? ` (long call arguments elided in ${elided})` : ""}`,
+		},
 		{ label: "tool results: live", tokens: measureMessages(live).tokens, detail: count(live.length, "result") },
 		{
 			label: "tool results: placeholders",

@@ -30,6 +30,8 @@ export interface RequestFrame {
 	definitions?: ToolDefinition[];
 	/** Turns projected messages into the ones sent (image references resolved); the identity when absent. */
 	resolve?: (messages: Message[]) => Message[];
+	/** The most requests the session can make after this one, when its end is known (see Economy). */
+	futureRequestsAtMost?: number;
 }
 
 /**
@@ -299,6 +301,7 @@ export class ContextPipeline {
 				sheet: this.sheet,
 				idleSeconds: this.lastSentAt === undefined ? 0 : this.now() - this.lastSentAt,
 				prefixChanged: this.prefixChanges(frame),
+				...(frame.futureRequestsAtMost === undefined ? {} : { futureRequestsAtMost: frame.futureRequestsAtMost }),
 			},
 		});
 		this.previousIdle = this.lastSentAt === undefined ? 0 : this.now() - this.lastSentAt;

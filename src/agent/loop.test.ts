@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { DEFAULT_CONTEXT_SETTINGS } from "../context/settings.js";
 import type { AssistantMessage, ModelRequest, Provider, ProviderEvent, ToolCall } from "../llm/types.js";
 import { emptyUsage } from "../llm/types.js";
 import { defineTool } from "../tools/tool.js";
 import { createToolSearch } from "../tools/tool-search.js";
 import { Toolset } from "../tools/toolset.js";
+import { ContextPipeline, type RequestFrame } from "./context-pipeline.js";
 import type { AgentEvent } from "./events.js";
 import { runTurn, userText } from "./loop.js";
 
@@ -74,6 +76,28 @@ async function run(provider: Provider, overrides: Partial<Parameters<typeof runT
 }
 
 describe("runTurn", () => {
+	it("tells the context engine how many requests can still follow when the session ends with the turn", async () => {
+		const seen: (number | undefined)[] = [];
+		class Recording extends ContextPipeline {
+			override build(...args: Parameters<ContextPipeline["build"]>) {
+				seen.push((args[2] as RequestFrame).futureRequestsAtMost);
+				return super.build(...args);
+			}
+		}
+		const replies = () => [
+			answer("", call("a", "look", {})),
+			answer("", call("b", "look", {})),
+			answer("", call("c", "look", {})),
+		];
+		const context = () => new Recording({ ...DEFAULT_CONTEXT_SETTINGS, policy: "off" });
+		// a child's turn: 3 tool rounds, then the one report request it may be asked for
+		await run(scriptedProvider(replies()), { maxToolRounds: 3, requestsAfterTurn: 1, context: context() });
+		expect(seen).toEqual([3, 2, 1]);
+		seen.length = 0;
+		await run(scriptedProvider(replies()), { maxToolRounds: 3, context: context() });
+		expect(seen).toEqual([undefined, undefined, undefined]);
+	});
+
 	it("runs rounds until a final answer and pairs results with their calls", async () => {
 		const provider = scriptedProvider([answer("", call("a", "look", { label: "x" })), answer("finished")]);
 		const events = await run(provider);

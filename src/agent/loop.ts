@@ -37,6 +37,12 @@ export interface TurnOptions {
 	/** Round number of this turn's first request; rounds are numbered across the whole session. */
 	firstRound: number;
 	maxToolRounds: number;
+	/**
+	 * The most requests the session can make after this turn, when it cannot go on past it (a child agent: 1, the
+	 * report it is asked for at its budget). With it, the context engine knows at most how many requests remain.
+	 * Absent: the session may go on (a person or a later run can continue it).
+	 */
+	requestsAfterTurn?: number;
 	signal: AbortSignal;
 	/** Everything a tool gets besides its call id and the abort signal. */
 	toolContext: Omit<ToolContext, "callId" | "signal">;
@@ -98,6 +104,9 @@ export async function* runTurn(options: TurnOptions): AsyncGenerator<AgentEvent>
 			system,
 			definitions: tools,
 			resolve,
+			...(options.requestsAfterTurn === undefined
+				? {}
+				: { futureRequestsAtMost: options.maxToolRounds - used - 1 + options.requestsAfterTurn }),
 		};
 		const compaction = {
 			provider: options.provider,

@@ -103,7 +103,14 @@ async function runChild(
 		unattended: "child",
 		record: (body) => store.appendDecision(child.id, { round, kind: "approval", body }),
 	});
-	const turn = async (message: UserMessage, toolset: Toolset, maxToolRounds: number, resumed: boolean) => {
+	// A child ends with its budget: at most maxToolRounds requests, then the one report request it may be asked for.
+	const turn = async (
+		message: UserMessage,
+		toolset: Toolset,
+		maxToolRounds: number,
+		resumed: boolean,
+		requestsAfterTurn: number,
+	) => {
 		let stopReason: TurnStopReason = "error";
 		let rounds = 0;
 		let error: string | undefined;
@@ -116,6 +123,7 @@ async function runChild(
 			approve: gate.approve,
 			input: message,
 			maxToolRounds,
+			requestsAfterTurn,
 			signal,
 		})) {
 			if (event.type === "context") round = event.report.round;
@@ -129,7 +137,7 @@ async function runChild(
 	};
 
 	const brief = userText(`${request.task}\n\n${budgetLine(request.maxRounds)}`);
-	const main = await turn(brief, assembled.toolset, request.maxRounds, false);
+	const main = await turn(brief, assembled.toolset, request.maxRounds, false, 1);
 	const finish = (status: ChildReport["status"], error?: string): ChildReport => ({
 		status,
 		report: lastAnswer(store, child.id),
@@ -147,7 +155,7 @@ async function runChild(
 		case "max_rounds": {
 			// One request with no tools offered: the model can only answer, and that answer is the report.
 			const noTools = new Toolset([], { deferred: settings.tools.deferred, eager: [] });
-			const asked = await turn(userText(BUDGET_SPENT_MESSAGE), noTools, 1, true);
+			const asked = await turn(userText(BUDGET_SPENT_MESSAGE), noTools, 1, true, 0);
 			if (asked.stopReason === "done" || asked.stopReason === "length") return finish("partial");
 			return finish("failed", `asked for its report after the budget: ${asked.error ?? asked.stopReason}`);
 		}

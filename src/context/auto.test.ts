@@ -87,6 +87,18 @@ describe("auto: every rewrite priced against its cache write", () => {
 		expect(plan.decisions.length).toBeGreaterThan(0);
 	});
 
+	it("never expects more requests than a session with a known end can make (a child's budget)", () => {
+		const entries = session(40, 8_000);
+		const state = stateOf(entries, { policy: "auto" }, { round: 41 });
+		expect(planAuto(state, warm).decisions.length).toBeGreaterThan(0);
+		const ending = planAuto(state, { ...warm, futureRequestsAtMost: 0 });
+		// with no request left to read the saving, only a rewrite that pays in this very request would do
+		expect(ending.decisions).toEqual([]);
+		expect(ending.reason.futureRequests).toBe(0);
+		expect(planAuto(state, { ...warm, futureRequestsAtMost: 3 }).reason.futureRequests).toBe(3);
+		expect(planAuto(state, { ...warm, futureRequestsAtMost: 500 }).reason.futureRequests).toBe(20);
+	});
+
 	it("replaces with the same placeholders and spill files as rounds, and logs why", () => {
 		const entries = session(40, 8_000);
 		const state = { ...stateOf(entries, { policy: "auto", spillDir: "/spill" }, { round: 41 }), economy: warm };

@@ -16,6 +16,11 @@ export interface Economy {
 	 * and a rewrite costs nothing extra — priced like a cold cache.
 	 */
 	prefixChanged?: boolean;
+	/**
+	 * The most requests the session can still make after this one, when its end is known (a child agent's round
+	 * budget); the expected further requests never exceed it. Absent: unbounded.
+	 */
+	futureRequestsAtMost?: number;
 }
 
 /** Why auto did or did not rewrite this round: logged with every decision. */
@@ -99,7 +104,10 @@ export function planAuto(state: PolicyState, economy: Economy): { decisions: Pas
 	const quiet: AutoReason = {
 		removedTokens: 0,
 		suffixTokens: 0,
-		futureRequests: predictFutureRequests(state.round),
+		futureRequests: Math.min(
+			predictFutureRequests(state.round),
+			economy.futureRequestsAtMost ?? Number.POSITIVE_INFINITY,
+		),
 		warmProbability: economy.prefixChanged ? 0 : warmProbability(economy.idleSeconds, economy.sheet),
 		benefit: 0,
 		batchTokens: 0,

@@ -7,6 +7,7 @@ import { benchSettings, ORACLE } from "./bench-policies.js";
 import { recallOfRequest } from "./recall.js";
 import type { PolicyRun, ReplayContext, RequestFigures } from "./replay.js";
 import { requestSegments, rewritesHistory } from "./request-segments.js";
+import { RereadEstimate } from "./rereads.js";
 
 // The oracle: the cheapest schedule of one cut — "replace every tool result older than the last N tool rounds"
 // (the engine's rounds policy) — chosen with hindsight. A schedule is the set of rounds at which a cut is taken; a
@@ -145,6 +146,7 @@ export function replaySchedule(
 	const cutRounds = new Set(cuts);
 	const cache = new PrefixCache(context.sheet, context.count);
 	const requests: RequestFigures[] = [];
+	const rereads = new RereadEstimate(context);
 	let state = view(all, 0);
 	let previous: RequestSegments | undefined;
 	for (let round = 1; round <= context.trajectory.assistants.length; round++) {
@@ -163,6 +165,7 @@ export function replaySchedule(
 			rewrite: rewritesHistory(previous, segments),
 			kept: recall.kept,
 			counted: recall.total,
+			reread: rereads.price(round, recall.missing),
 		});
 		previous = segments;
 	}

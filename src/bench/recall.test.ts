@@ -2,8 +2,9 @@ import { describe, expect, it } from "vitest";
 import { filler, type Line, toolTurn, trajectoryOf } from "../../test/support/bench-trajectories.js";
 import { PRICE_SHEETS } from "../context/cost.js";
 import { benchSettings } from "./bench-policies.js";
-import { buildRecallIndex, distinctiveTokens } from "./recall.js";
+import { buildRecallIndex, distinctiveTokens, recallOfRequest } from "./recall.js";
 import { prepareReplay, replayPolicy } from "./replay.js";
+import { REREAD_CALL_TOKENS, RereadEstimate } from "./rereads.js";
 
 const recallOf = (lines: Line[], settings: Parameters<typeof benchSettings>[0]["settings"]) => {
 	const context = prepareReplay(trajectoryOf(lines), { sheet: PRICE_SHEETS.anthropic });
@@ -119,5 +120,40 @@ describe("recall", () => {
 		const elided = recallOf(lines, { policy: "rounds", keepToolRounds: 2, elideArgumentChars: 500 });
 		expect(kept.recall).toBe(1);
 		expect(elided.recall).toBeLessThan(1);
+	});
+
+	it("names the result the agent would read again for what was gone, and prices that re-read once", () => {
+		const lines = pathUsedLater(8);
+		const context = prepareReplay(trajectoryOf(lines), { sheet: PRICE_SHEETS.anthropic });
+		const index = context.recall;
+		const last = index.turns.length;
+		// the grep result holds the path
+		const grepResult = context.trajectory.entries.findIndex(
+			(entry) => entry.message.role === "tool" && entry.message.content.includes("config_loader.py:42"),
+		);
+		const hidden = context.trajectory.entries.map((_, entry) =>
+			entry === grepResult ? ({ kind: "replace", placeholder: "[gone]" } as never) : undefined,
+		);
+		const recall = recallOfRequest(index, last, hidden);
+		expect(recall.kept).toBe(0);
+		expect(recall.missing).toEqual([grepResult]);
+		expect(recallOfRequest(index, last, []).missing).toEqual([]);
+
+		const estimate = new RereadEstimate(context);
+		const tokens = context.count((context.trajectory.entries[grepResult]?.message as { content: string }).content);
+		// the last request: written once, carried by no later request, plus the call's output tokens
+		expect(estimate.price(last, recall.missing)).toBeCloseTo((tokens * 1.25 * 3 + REREAD_CALL_TOKENS * 15) / 1e6, 12);
+		expect(estimate.price(last, recall.missing)).toBe(0);
+
+		const rounds = recallOf(lines, { policy: "rounds", keepToolRounds: 2 });
+		const run = replayPolicy(
+			context,
+			"rounds",
+			benchSettings({ name: "rounds", settings: { policy: "rounds", keepToolRounds: 2 } }),
+		);
+		expect(rounds.recall).toBeLessThan(1);
+		expect(run.requests.reduce((sum, request) => sum + request.reread, 0)).toBeGreaterThan(0);
+		const off = replayPolicy(context, "off", benchSettings({ name: "off", settings: { policy: "off" } }));
+		expect(off.requests.every((request) => request.reread === 0)).toBe(true);
 	});
 });

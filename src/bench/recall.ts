@@ -128,6 +128,11 @@ export function buildRecallIndex(trajectory: Trajectory): RecallIndex {
 export interface RecallCount {
 	kept: number;
 	total: number;
+	/**
+	 * The entries the agent would have had to read again for the tokens that were gone: per missing token, the newest
+	 * entry before the request whose original text held it (ascending, each once).
+	 */
+	missing: number[];
 }
 
 const placeholderTokens = new WeakMap<PassDecision, Set<string>>();
@@ -148,17 +153,23 @@ export function recallOfRequest(
 	const tokens = index.turns[request - 1] ?? [];
 	const limit = index.assistants[request - 1] ?? 0;
 	let kept = 0;
+	const missing = new Set<number>();
 	for (const token of tokens) {
+		let found = false;
+		let newest = -1;
 		for (const entry of index.postings.get(token) ?? []) {
 			if (entry >= limit) break;
+			newest = entry;
 			const decision = shown[entry];
 			if (decision === undefined || tokensOfPlaceholder(decision, index.messages[entry] as Message).has(token)) {
-				kept++;
+				found = true;
 				break;
 			}
 		}
+		if (found) kept++;
+		else if (newest >= 0) missing.add(newest);
 	}
-	return { kept, total: tokens.length };
+	return { kept, total: tokens.length, missing: [...missing].sort((a, b) => a - b) };
 }
 
 function tokensOfPlaceholder(decision: PassDecision, message: Message): Set<string> {

@@ -7,6 +7,7 @@ import type { SnipTool } from "../context/snip.js";
 import { estimateTokens } from "../context/tokens.js";
 import { buildRecallIndex, type RecallIndex, recallOfRequest } from "./recall.js";
 import { requestSegments, rewritesHistory } from "./request-segments.js";
+import { RereadEstimate } from "./rereads.js";
 import { toolTiers } from "./tool-tiers.js";
 import type { Trajectory } from "./trajectory.js";
 
@@ -29,6 +30,8 @@ export interface RequestFigures {
 	/** Recall tokens still present in the request, and counted for it. */
 	kept: number;
 	counted: number;
+	/** Estimated USD of reading again what the request no longer showed (rereads.ts); not part of `cost`. */
+	reread: number;
 }
 
 /** One policy over one trajectory, request by request (index k − 1 is request k). */
@@ -111,6 +114,7 @@ export function replayPolicy(
 	const visible: Entry[] = [];
 	const ledger: Decision[] = [];
 	const requests: RequestFigures[] = [];
+	const rereads = new RereadEstimate(context);
 	let previous: RequestSegments | undefined;
 	for (const [index, position] of trajectory.assistants.entries()) {
 		const round = index + 1;
@@ -146,6 +150,7 @@ export function replayPolicy(
 			rewrite: rewritesHistory(previous, segments),
 			kept: recall.kept,
 			counted: recall.total,
+			reread: rereads.price(round, recall.missing),
 		};
 		requests.push(figures);
 		observe?.(round, segments, figures);

@@ -42,9 +42,13 @@ describe("the --json report", () => {
 				"output_tokens",
 				"per_trajectory",
 				"recall",
+				"reread_cost",
 				"rewrites",
 				"uncached_input_tokens",
 			]);
+			// nothing hidden, nothing to read again
+			if (policy.recall === 1) expect(policy.reread_cost).toBe(0);
+			else expect(policy.reread_cost).toBeGreaterThan(0);
 			expect(policy.input_tokens).toBe(
 				policy.cache_read_tokens + policy.cache_write_tokens + policy.uncached_input_tokens,
 			);

@@ -2,6 +2,7 @@ import type { PriceSheet } from "../context/cost.js";
 import { ORACLE } from "./bench-policies.js";
 import { ORACLE_KEEP_TOOL_ROUNDS } from "./oracle.js";
 import type { PolicyRun } from "./replay.js";
+import { REREAD_CALL_TOKENS, REREAD_CARRY } from "./rereads.js";
 import type { BenchResult } from "./run-bench.js";
 import { describeProblem, type TrajectoryProblem } from "./trajectory.js";
 
@@ -37,6 +38,8 @@ export interface BenchPolicyJson {
 	output_tokens: number;
 	recall: number;
 	rewrites: number;
+	/** Estimated USD of reading again what the requests no longer showed (src/bench/rereads.ts); not in `cost`. */
+	reread_cost: number;
 	per_trajectory: BenchTrajectoryJson[];
 }
 
@@ -57,6 +60,7 @@ interface Totals {
 	kept: number;
 	counted: number;
 	rewrites: number;
+	reread: number;
 }
 
 function totalsOf(runs: readonly PolicyRun[]): Totals {
@@ -70,6 +74,7 @@ function totalsOf(runs: readonly PolicyRun[]): Totals {
 		kept: 0,
 		counted: 0,
 		rewrites: 0,
+		reread: 0,
 	};
 	for (const run of runs) {
 		for (const request of run.requests) {
@@ -81,6 +86,7 @@ function totalsOf(runs: readonly PolicyRun[]): Totals {
 			totals.output += request.output;
 			totals.kept += request.kept;
 			totals.counted += request.counted;
+			totals.reread += request.reread;
 			if (request.rewrite) totals.rewrites++;
 		}
 	}
@@ -110,6 +116,7 @@ export function benchJson(result: BenchResult, problems: readonly TrajectoryProb
 				output_tokens: totals.output,
 				recall: share(totals.kept, totals.counted),
 				rewrites: totals.rewrites,
+				reread_cost: totals.reread,
 				per_trajectory: policy.runs.map((run) => {
 					const one = totalsOf([run]);
 					return { file: run.file, rounds: run.requests.length, cost: one.cost, recall: share(one.kept, one.counted) };
@@ -129,6 +136,8 @@ export interface TableRow {
 	promptVsOff: number | undefined;
 	/** Trajectories this policy replays dearer than "off"; undefined without "off". */
 	dearerThanOff: number | undefined;
+	/** Saving versus "off" once the estimated re-reads are paid too; undefined without "off". */
+	savingWithRereads: number | undefined;
 	/** Cache reads as a share of input tokens. */
 	cacheHitShare: number;
 	/** Cache-write spend as a share of the policy's cost. */
@@ -150,6 +159,8 @@ export function tableRows(document: BenchJson): TableRow[] {
 		cost: policy.cost,
 		savingVsOff: off && off.cost > 0 ? 1 - policy.cost / off.cost : undefined,
 		promptVsOff: off && prompt(off) > 0 ? prompt(policy) / prompt(off) : undefined,
+		savingWithRereads:
+			off && off.cost > 0 ? 1 - (policy.cost + policy.reread_cost) / (off.cost + off.reread_cost) : undefined,
 		dearerThanOff: off
 			? policy.per_trajectory.filter(
 					(run, index) => run.cost > (off.per_trajectory[index]?.cost ?? Infinity) * (1 + 1e-9),
@@ -167,6 +178,8 @@ export function tableRows(document: BenchJson): TableRow[] {
 export const plural = (count: number, one: string, many: string) =>
 	`${count.toLocaleString("en-US")} ${count === 1 ? one : many}`;
 const percent = (value: number) => `${(value * 100).toFixed(1)}%`;
+/** A saving as the change in cost: 0.28 → "−28.0%", −0.1 → "+10.0%". */
+const signedPercent = (saving: number) => `${saving >= 0 ? "−" : "+"}${percent(Math.abs(saving))}`;
 const dollars = (value: number) => `$${value.toFixed(value >= 10 ? 2 : value >= 1 ? 3 : 4)}`;
 
 /** The footer every report carries: what the figures mean and what they cannot show. */
@@ -175,7 +188,8 @@ export function reportFooter(document: BenchJson): string[] {
 	const outputCost = (output * document.prices.output) / 1e6;
 	return [
 		`cost = billed prompt (cache reads + cache writes + uncached input) + output; output is identical under every policy (${output.toLocaleString("en-US")} tokens, ${dollars(outputCost)}); prompt ÷ off leaves it out. runs > off = trajectories the policy replays dearer than off.`,
-		"The agent's actions are held fixed: re-reads a policy would have caused, and any change in task success, are not measured. Recall (the share of tool-derived identifiers, paths and numbers the agent used that were still in its request) is the proxy.",
+		`+ re-reads = vs off once an estimate of reading again what a request no longer showed is paid: per missing token, the result that held it is read once more (a ${REREAD_CALL_TOKENS}-token call, its tokens written to the cache and read for the next ${REREAD_CARRY} requests).`,
+		"The agent's actions are held fixed: re-reads a policy would have caused are estimated (+ re-reads), not replayed, and a change in task success is not measured. Recall (the share of tool-derived identifiers, paths and numbers the agent used that were still in its request) is the proxy.",
 		`oracle = the cheapest schedule, chosen with hindsight, of "replace every result older than the last ${ORACLE_KEEP_TOOL_ROUNDS} tool rounds" (bare placeholders, results only: rounds and auto also elide long call arguments); ÷ oracle is cost over its cost.`,
 		"Tokens are o200k estimates; every request starts with a fixed ~2.1K-token block of tool schemas the recorded runs do not carry.",
 	];
@@ -189,6 +203,7 @@ export function formatTable(document: BenchJson): string {
 		"vs off",
 		"prompt ÷ off",
 		"runs > off",
+		"+ re-reads",
 		"cache hit",
 		"write share",
 		"recall",
@@ -198,11 +213,10 @@ export function formatTable(document: BenchJson): string {
 	const rows = tableRows(document).map((row) => [
 		row.name,
 		dollars(row.cost),
-		row.name === "off" || row.savingVsOff === undefined
-			? "—"
-			: `${row.savingVsOff >= 0 ? "−" : "+"}${percent(Math.abs(row.savingVsOff))}`,
+		row.name === "off" || row.savingVsOff === undefined ? "—" : signedPercent(row.savingVsOff),
 		row.name === "off" || row.promptVsOff === undefined ? "—" : row.promptVsOff.toFixed(3),
 		row.name === "off" || row.dearerThanOff === undefined ? "—" : String(row.dearerThanOff),
+		row.name === "off" || row.savingWithRereads === undefined ? "—" : signedPercent(row.savingWithRereads),
 		percent(row.cacheHitShare),
 		percent(row.cacheWriteShare),
 		row.recall.toFixed(3),

@@ -234,7 +234,13 @@ export async function assembleSession(input: AssembleInput): Promise<AssembledSe
 	// A resumed session remembers what it read: an unchanged re-read is stubbed as it would have been before.
 	const savedGuard = store.latestEvent(session.id, "guard.state")?.event;
 	if (savedGuard?.type === "guard.state") guard.restore(savedGuard.state);
-	const toolContext = { cwd, home, sessionId: session.id, spillDir: join(sessionDirectory, "spill") };
+	const toolContext = {
+		cwd,
+		home,
+		sessionId: session.id,
+		spillDir: join(sessionDirectory, "spill"),
+		attachmentDir: attachmentDirectory(),
+	};
 	return {
 		session,
 		state,

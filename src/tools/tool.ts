@@ -16,6 +16,11 @@ export interface ToolContext {
 	signal: AbortSignal;
 	/** Directory for spill files of this session (full text of capped output); created 0700 on first use. */
 	spillDir: string;
+	/**
+	 * Directory for this session's image attachments, when the session has one. Tools shared between sessions (a
+	 * parent's MCP connections used by its children) store images here rather than where they were created.
+	 */
+	attachmentDir?: string;
 	/** Present only when a person can answer (interactive sessions). */
 	askUser?: (question: string) => Promise<string>;
 }

@@ -135,6 +135,13 @@ describe("McpManager with a real stdio server", () => {
 		expect(result.content).not.toContain("iVBOR");
 	});
 
+	it("stores an image in the calling session's attachment directory when its context names one", async () => {
+		const child = join(root, "child-attachments");
+		const result = await call("mcp__test__picture", {}, { ...contextIn(root), attachmentDir: child });
+		expect(result.images?.[0]?.path.startsWith(child)).toBe(true);
+		expect(existsSync(result.images?.[0]?.path ?? "")).toBe(true);
+	});
+
 	it("stores but does not attach images when the model cannot see them", async () => {
 		vision = false;
 		try {

@@ -98,7 +98,7 @@ export class McpManager {
 					return convertCallResult(outcome.result, {
 						toolName: tool.name,
 						spillDir: context.spillDir,
-						attachmentDirectory: this.options.attachmentDirectory(),
+						attachmentDirectory: context.attachmentDir ?? this.options.attachmentDirectory(),
 						vision: this.options.vision(),
 					});
 				});

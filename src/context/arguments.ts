@@ -92,16 +92,12 @@ export function bareArguments(
 	const elided = elideArguments(message, minCharacters);
 	if (!elided) return undefined;
 	const { spill: _spill, ...rest } = decision;
-	return { ...rest, arguments: elided.arguments, bytesAfter: shownBytes(elided.arguments) };
+	return { ...rest, arguments: elided.arguments, bytesAfter: textBytes(elided.arguments) };
 }
 
-function shownBytes(texts: readonly string[]): number {
+/** UTF-8 bytes of some texts together. */
+function textBytes(texts: readonly string[]): number {
 	return texts.reduce((sum, text) => sum + utf8Bytes(text), 0);
-}
-
-/** UTF-8 bytes of a message's call arguments. */
-export function argumentBytes(message: AssistantMessage): number {
-	return message.toolCalls.reduce((sum, call) => sum + utf8Bytes(call.arguments), 0);
 }
 
 /**
@@ -149,8 +145,8 @@ export function withArgumentDecisions(
 			round,
 			entry: index,
 			arguments: elided.arguments,
-			bytesBefore: argumentBytes(message),
-			bytesAfter: shownBytes(elided.arguments),
+			bytesBefore: textBytes(message.toolCalls.map((call) => call.arguments)),
+			bytesAfter: textBytes(elided.arguments),
 			...(path ? { spill: { position: next - 1, path } } : {}),
 		});
 	}

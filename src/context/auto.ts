@@ -1,6 +1,7 @@
 import { elideArguments, withArgumentDecisions } from "./arguments.js";
 import { PRICE_SHEETS, type PriceSheet, rewriteBenefit, warmProbability } from "./cost.js";
 import type { Entry, PassDecision } from "./ledger.js";
+import { withShownArguments } from "./placeholders.js";
 import { type Policy, type PolicyState, roundsReplacements } from "./policies.js";
 import { shownDecisions } from "./project.js";
 import { estimateTokens } from "./tokens.js";
@@ -54,9 +55,7 @@ function shownMessage(entry: Entry, decision: PassDecision | undefined): unknown
 	const message = entry.message;
 	if (!decision) return message;
 	if (decision.kind === "replace") return { ...message, content: decision.placeholder };
-	if (message.role !== "assistant") return message;
-	const toolCalls = message.toolCalls.map((call, index) => ({ ...call, arguments: decision.arguments[index] }));
-	return { ...message, toolCalls };
+	return message.role === "assistant" ? withShownArguments(message, decision.arguments) : message;
 }
 
 /**
@@ -196,8 +195,8 @@ function elidableTokens(entry: Entry, minCharacters: number): number {
 	const elided = message.role === "assistant" ? elideArguments(message, minCharacters) : undefined;
 	let saved = 0;
 	if (elided && message.role === "assistant") {
-		const toolCalls = message.toolCalls.map((call, index) => ({ ...call, arguments: elided.arguments[index] }));
-		saved = Math.max(0, tokensOf(entry, undefined) - estimateTokens(JSON.stringify({ ...message, toolCalls })));
+		const shown = withShownArguments(message, elided.arguments);
+		saved = Math.max(0, tokensOf(entry, undefined) - estimateTokens(JSON.stringify(shown)));
 	}
 	elidable.set(entry, { minCharacters, saved });
 	return saved;

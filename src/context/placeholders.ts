@@ -1,7 +1,9 @@
 import { utf8Bytes } from "../llm/text.js";
+import type { AssistantMessage } from "../llm/types.js";
 import type { ReplaceDecision } from "./ledger.js";
 
-// The text a replaced tool result is shown as, one builder per reason. Every text depends only on its arguments:
+// The text a replaced tool result is shown as, one builder per reason (and the message an assistant turn with elided
+// arguments is shown as). Every text depends only on its arguments:
 // nothing time-dependent, so the same decision always renders the same bytes. A spilled placeholder names the file
 // holding the original and says how to get it back; a bare one says how big the output was and to re-run the tool.
 
@@ -80,4 +82,15 @@ function between(text: string, prefix: string, suffix: string): string | undefin
 	if (!text.startsWith(prefix) || !text.endsWith(suffix) || text.length < prefix.length + suffix.length)
 		return undefined;
 	return text.slice(prefix.length, text.length - suffix.length);
+}
+
+/**
+ * `message` with `shown` as its calls' arguments (one text per call, in order; ids and names stay): how an assistant
+ * message with elided arguments is sent. Frozen, like every replaced message.
+ */
+export function withShownArguments(message: AssistantMessage, shown: readonly string[]): AssistantMessage {
+	const toolCalls = message.toolCalls.map((call, index) =>
+		Object.freeze({ ...call, arguments: shown[index] as string }),
+	);
+	return Object.freeze({ ...message, toolCalls: Object.freeze(toolCalls) as AssistantMessage["toolCalls"] });
 }

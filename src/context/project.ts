@@ -8,6 +8,7 @@ import type {
 	PassDecision,
 	ReplaceDecision,
 } from "./ledger.js";
+import { withShownArguments } from "./placeholders.js";
 import { repairTranscript } from "./transcript.js";
 
 // The projection: transcript ⊕ ledger → the messages of one request. Pure: the result depends only on the
@@ -278,11 +279,7 @@ function render(entry: Entry, decision: PassDecision): Message {
 	if (known?.decision === decision) return known.message;
 	let message: Message;
 	if (decision.kind === "arguments") {
-		const original = entry.message as AssistantMessage;
-		const toolCalls = original.toolCalls.map((call, index) =>
-			Object.freeze({ ...call, arguments: decision.arguments[index] as string }),
-		);
-		message = Object.freeze({ ...original, toolCalls: Object.freeze(toolCalls) as AssistantMessage["toolCalls"] });
+		message = withShownArguments(entry.message as AssistantMessage, decision.arguments);
 	} else {
 		message = Object.freeze({ ...(entry.message as ToolResultMessage), content: decision.placeholder });
 	}

@@ -275,8 +275,9 @@ export async function assembleSession(input: AssembleInput): Promise<AssembledSe
 /**
  * Every tool a session has: built-in, delegate_task (not for a child), skill_view (when skills exist), tool_search,
  * the browser group and the MCP servers' tools (their servers are started to list them, unless `mcpTools` hands over
- * a parent's, which this session then neither starts nor closes). `close()` ends the browser and the servers. delegate_task's agents are the built-in roles and `.snowpea/agents/*.md` (bad files are warnings);
- * without `spawn` its calls fail with "delegation is not available here". A `child` loses delegate_task and ask_user,
+ * a parent's, which this session then neither starts nor closes). `close()` ends the browser and the servers.
+ * delegate_task's agents are the built-in roles and `.snowpea/agents/*.md` (bad files are warnings); without `spawn`
+ * its calls fail with "delegation is not available here". A `child` loses delegate_task and ask_user,
  * keeps only read-only tools when `readOnly`, and only the named tools when `tools` is given (see assembleSession).
  */
 export async function createSessionTools(input: {
@@ -311,7 +312,7 @@ export async function createSessionTools(input: {
 				attachmentDirectory,
 				vision,
 			});
-	const mcpTools = input.mcpTools ?? (await (mcp as McpManager).tools());
+	const mcpTools = mcp ? await mcp.tools() : (input.mcpTools ?? []);
 	const skills = discoverSkills(skillDirectories(home, gitRoot(cwd) ?? cwd));
 	const warnings = [...(mcp?.warnings ?? [])];
 	let delegate: Tool[] = [];

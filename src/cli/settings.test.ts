@@ -1,7 +1,8 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { CONTEXT_POLICIES } from "../context/settings.js";
 import { loadSettings, SettingsError } from "./settings.js";
 
 function setup(user?: unknown, project?: unknown) {
@@ -44,6 +45,21 @@ describe("settings", () => {
 		expect(() => loadSettings(bad.cwd, bad.environment)).toThrow(/agent\.maxToolRounds/);
 		const broken = setup("{ not json");
 		expect(() => loadSettings(broken.cwd, broken.environment)).toThrow(/not valid JSON/);
+	});
+
+	it("accepts the README's example settings file as it is, every context policy included", () => {
+		const readme = readFileSync(resolve(import.meta.dirname, "../../README.md"), "utf8");
+		const example = /Settings live in[\s\S]*?```json\n([\s\S]*?)```/.exec(readme)?.[1];
+		expect(example).toBeDefined();
+		const { cwd, environment } = setup(example);
+		const { settings, warnings } = loadSettings(cwd, environment);
+		expect(warnings).toEqual([]);
+		expect(settings.context.policy).toBe("auto");
+		expect(settings.context.elideArgumentChars).toBe(500);
+		for (const policy of CONTEXT_POLICIES) {
+			const one = setup({ context: { policy } });
+			expect(loadSettings(one.cwd, one.environment).settings.context.policy).toBe(policy);
+		}
 	});
 
 	it("lets documented environment variables override their keys", () => {

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { z } from "zod";
+import { CONTEXT_POLICIES } from "../context/settings.js";
 
 const ProviderSettings = z.object({ apiKey: z.string().optional(), baseURL: z.string().url().optional() });
 
@@ -51,7 +52,7 @@ export const SettingsSchema = z.object({
 	mcp: z.object({ servers: z.record(z.string(), z.unknown()).default({}) }).default({ servers: {} }),
 	context: z
 		.object({
-			policy: z.enum(["off", "rounds", "budget", "ratio", "mask", "clear"]).optional(),
+			policy: z.enum(CONTEXT_POLICIES).optional(),
 			toolResultMaxBytes: z.number().int().nonnegative().optional(),
 			historyBudgetBytes: z.number().int().nonnegative().optional(),
 			historyBudgetLowBytes: z.number().int().nonnegative().optional(),

@@ -1,7 +1,10 @@
 import { isAbsolute } from "node:path";
 
+/** Every policy that can decide what stale tool output the model is shown (the settings schema accepts these). */
+export const CONTEXT_POLICIES = ["off", "rounds", "budget", "ratio", "mask", "clear", "auto"] as const;
+
 /** Which policy decides what stale tool output the model is shown. */
-export type ContextPolicy = "off" | "rounds" | "budget" | "ratio" | "mask" | "clear" | "auto";
+export type ContextPolicy = (typeof CONTEXT_POLICIES)[number];
 
 /** Everything the context engine is configured by. Sizes in UTF-8 bytes, windows and triggers in tokens. */
 export interface ContextSettings {

@@ -21,6 +21,8 @@ export const BENCH_POLICIES: readonly BenchPolicy[] = [
 	{ name: "clear", settings: { policy: "clear", clearTriggerTokens: 100_000, clearKeep: 3, clearMinTokens: 20_000 } },
 	// snowpea's default: every rewrite priced against the cache write it causes (context/auto.ts).
 	{ name: "auto", settings: { policy: "auto" } },
+	// auto spending only what earlier rewrites saved: never dearer than off, wherever a run ends (context/savings.ts).
+	{ name: "auto-saved", settings: { policy: "auto", autoSpend: "saved" } },
 ];
 
 /** The name the hindsight-optimal schedule is reported under; not a policy the engine can run. */

@@ -30,6 +30,7 @@ describe("the --json report", () => {
 			"mask",
 			"clear",
 			"auto",
+			"auto-saved",
 			"oracle",
 		]);
 		for (const policy of document.policies) {

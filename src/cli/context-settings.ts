@@ -38,6 +38,7 @@ export function contextSettingsFor(input: {
 	if (context.exemptTools !== undefined) base.exemptTools = context.exemptTools;
 	if (context.autoKeepToolRounds !== undefined) base.autoKeepToolRounds = context.autoKeepToolRounds;
 	if (context.elideArgumentChars !== undefined) base.elideArgumentChars = context.elideArgumentChars;
+	if (context.autoSpend !== undefined) base.autoSpend = context.autoSpend;
 	base.skillViewsKept = input.settings.skills.protectRecentViews;
 	if (context.elisionSpillDir !== undefined) {
 		const dir = context.elisionSpillDir;

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { z } from "zod";
-import { CONTEXT_POLICIES } from "../context/settings.js";
+import { AUTO_SPEND, CONTEXT_POLICIES } from "../context/settings.js";
 
 const ProviderSettings = z.object({ apiKey: z.string().optional(), baseURL: z.string().url().optional() });
 
@@ -64,6 +64,7 @@ export const SettingsSchema = z.object({
 			exemptTools: z.array(z.string()).optional(),
 			autoKeepToolRounds: z.number().int().nonnegative().optional(),
 			elideArgumentChars: z.number().int().nonnegative().optional(),
+			autoSpend: z.enum(AUTO_SPEND).optional(),
 		})
 		.default({}),
 	tools: z

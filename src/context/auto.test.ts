@@ -5,7 +5,9 @@ import { stateOf, transcript } from "../../test/support/context-fixtures.js";
 import { batchThreshold, planAuto, predictFutureRequests } from "./auto.js";
 import { PRICE_SHEETS, rewriteBenefit, warmProbability } from "./cost.js";
 import { runPolicy } from "./engine.js";
-import type { Decision, Entry, ReplaceDecision } from "./ledger.js";
+import type { Decision, Entry, PassDecision, ReplaceDecision } from "./ledger.js";
+import { savedSoFar } from "./savings.js";
+import { estimateTokens } from "./tokens.js";
 
 const sheet = PRICE_SHEETS.anthropic;
 const warm = { sheet, idleSeconds: 10 };
@@ -139,7 +141,49 @@ describe("auto: every rewrite priced against its cache write", () => {
 				requests.reduce((sum, request) => sum + request.kept, 0) /
 				requests.reduce((sum, request) => sum + request.counted, 0);
 			expect(recall).toBeGreaterThanOrEqual(0.91);
+			// spending only what earlier rewrites saved, no run ends dearer than off
+			const saved = result.policies.find((policy) => policy.name === "auto-saved")?.runs ?? [];
+			const off = result.policies.find((policy) => policy.name === "off")?.runs ?? [];
+			const costOf = (run: (typeof off)[number]) => run.requests.reduce((sum, request) => sum + request.cost, 0);
+			expect(saved).toHaveLength(60);
+			saved.forEach((run, index) => {
+				expect(costOf(run), run.file).toBeLessThanOrEqual(costOf(off[index] as (typeof off)[number]) + 1e-9);
+			});
+			expect(total("auto-saved")).toBeLessThan(total("off"));
 		},
 		60_000,
 	);
+
+	it('"saved" spends no more up front than earlier rewrites have saved: the first rewrite waits', () => {
+		const entries = session(40, 8_000);
+		const state = stateOf(entries, { policy: "auto" }, { round: 41 });
+		expect(planAuto(state, warm).decisions.length).toBeGreaterThan(0);
+		const saved = stateOf(entries, { policy: "auto", autoSpend: "saved" }, { round: 41 });
+		expect(planAuto(saved, warm).decisions).toEqual([]);
+		// a cold cache makes the rewrite free, so it goes even with nothing saved yet
+		expect(planAuto(saved, { sheet, idleSeconds: 3_600 }).decisions.length).toBeGreaterThan(0);
+	});
+
+	it("savedSoFar: a rewrite's reads saved, minus what its write cost up front, from the ledger alone", () => {
+		const entries = session(40, 8_000);
+		const state = stateOf(entries, { policy: "auto" }, { round: 41 });
+		const { decisions } = planAuto(state, { sheet, idleSeconds: 3_600 });
+		const ledger = decisions.map((decision) => ({ ...decision, round: 41 }));
+		const tokens = (entry: Entry, decision: PassDecision | undefined) =>
+			decision?.kind === "replace"
+				? estimateTokens(decision.placeholder)
+				: estimateTokens(entry.message.role === "tool" ? entry.message.content : "");
+		// right after the rewrite it has only cost; every later request reads the removed tokens for a tenth
+		const at42 = savedSoFar(entries, ledger, 42, sheet, tokens);
+		const at52 = savedSoFar(entries, ledger, 52, sheet, tokens);
+		expect(at42).toBeLessThan(0);
+		const removed = decisions.reduce(
+			(sum, decision) =>
+				sum + tokens(entries[decision.entry] as Entry, undefined) - tokens(entries[decision.entry] as Entry, decision),
+			0,
+		);
+		expect(at52 - at42).toBeCloseTo(10 * 0.1 * removed, 6);
+		// decisions not yet in force, and checkpoints, count for nothing
+		expect(savedSoFar(entries, ledger, 41, sheet, tokens)).toBe(0);
+	});
 });

@@ -4,6 +4,7 @@ import type { Entry, PassDecision } from "./ledger.js";
 import { withShownArguments } from "./placeholders.js";
 import { type Policy, type PolicyState, roundsReplacements } from "./policies.js";
 import { shownDecisions } from "./project.js";
+import { savedSoFar } from "./savings.js";
 import { estimateTokens } from "./tokens.js";
 
 /** What "auto" prices its decisions with; the agent fills it from the model table and the clock. */
@@ -91,7 +92,8 @@ export function batchThreshold(liveSuffixTokens: number, growth: number, warm: n
  * taken when it pays against doing nothing for the expected rest of the session (cost.ts `rewriteBenefit` > 0) AND
  * against rewriting later (ΔT at least the economic batch size, `batchThreshold`); among those, the one with the best
  * expected saving. Otherwise nothing changes and the cache stays intact. A cold cache (idle past the TTL, or a request
- * whose tools or system prompt change anyway) makes the write free, so everything worth removing goes. When the
+ * whose tools or system prompt change anyway) makes the write free, so everything worth removing goes. With
+ * autoSpend "saved", a batch must also cost no more up front than earlier rewrites have saved (savings.ts). When the
  * prompt nears the compaction threshold every candidate goes regardless of price: waiting must never push the
  * session into a compaction.
  */
@@ -136,6 +138,12 @@ export function planAuto(state: PolicyState, economy: Economy): { decisions: Pas
 	const { contextWindow, compactRatio } = state.settings;
 	const forced = contextWindow > 0 && state.promptTokens >= 0.9 * compactRatio * contextWindow;
 	const growth = staleGrowth(state);
+	// "saved": a rewrite may cost no more up front than earlier rewrites have saved (savings.ts)
+	const budget =
+		settings.autoSpend === "saved"
+			? savedSoFar(entries, ledger, round, economy.sheet, tokensOf)
+			: Number.POSITIVE_INFINITY;
+	const { cacheWriteMultiplier: write, cacheReadMultiplier: read } = economy.sheet;
 	let best = { start: -1, benefit: 0, removed: 0, suffixTokens: 0, batchTokens: 0 };
 	let removed = 0;
 	for (let start = candidates.length - 1; start >= 0; start--) {
@@ -151,7 +159,8 @@ export function planAuto(state: PolicyState, economy: Economy): { decisions: Pas
 		const benefit = rewriteBenefit(quote, economy.sheet);
 		const live = Math.max(0, suffixTokens - removed);
 		const batchTokens = batchThreshold(live, growth, quiet.warmProbability, economy.sheet);
-		const worthIt = benefit > best.benefit && removed >= batchTokens;
+		const upFront = quiet.warmProbability * (write - read) * suffixTokens - write * removed;
+		const worthIt = benefit > best.benefit && removed >= batchTokens && upFront <= budget;
 		if (worthIt || (forced && start === 0)) best = { start, benefit, removed, suffixTokens, batchTokens };
 	}
 	if (best.start < 0) return { decisions: [], reason: quiet };

@@ -42,6 +42,7 @@ const settings = fc.record({
 	clearKeep: fc.integer({ min: 0, max: 3 }),
 	clearMinTokens: fc.integer({ min: 0, max: 400 }),
 	elideArgumentChars: fc.constantFrom(0, 30, 500),
+	autoSpend: fc.constantFrom("expected" as const, "saved" as const),
 });
 
 function settingsFor(

@@ -31,6 +31,7 @@ describe.skipIf(!cliBuilt)("snowpea bench, from the built CLI", () => {
 			"mask",
 			"clear",
 			"auto",
+			"auto-saved",
 			"oracle",
 		]);
 		const off = document.policies[0];
@@ -48,7 +49,7 @@ describe.skipIf(!cliBuilt)("snowpea bench, from the built CLI", () => {
 		expect(auto?.cost).toBeLessThan(oracle?.cost ?? 0);
 		// not a terminal: no progress bar, one summary line
 		expect(bundled.stderr.trim().split("\n")).toHaveLength(1);
-		expect(bundled.stderr).toMatch(/^bench: 4 trajectories, 409 requests, 8 policies in /);
+		expect(bundled.stderr).toMatch(/^bench: 4 trajectories, 409 requests, 9 policies in /);
 	});
 
 	it("prints the table for chosen policies and prices, and writes the chart page", async () => {

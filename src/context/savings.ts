@@ -28,10 +28,15 @@ export function savedSoFar(
 	// per entry, the decisions in ledger order (a snip may later be replaced by a smaller placeholder)
 	const byEntry = new Map<number, PassDecision[]>();
 	const byRound = new Map<number, PassDecision[]>();
+	const add = (map: Map<number, PassDecision[]>, key: number, decision: PassDecision) => {
+		const list = map.get(key);
+		if (list) list.push(decision);
+		else map.set(key, [decision]);
+	};
 	for (const decision of ledger) {
 		if (decision.kind === "checkpoint" || decision.round >= round || !entries[decision.entry]) continue;
-		byEntry.set(decision.entry, [...(byEntry.get(decision.entry) ?? []), decision]);
-		byRound.set(decision.round, [...(byRound.get(decision.round) ?? []), decision]);
+		add(byEntry, decision.entry, decision);
+		add(byRound, decision.round, decision);
 	}
 	let saved = 0;
 	for (const [taken, decisions] of byRound) {

@@ -458,30 +458,28 @@ function pairs(value: unknown): [string, unknown][] {
 	);
 }
 
-function isReadEntry(value: unknown): value is ReadEntry {
-	const entry = value as ReadEntry;
-	return (
-		typeof value === "object" &&
-		value !== null &&
-		typeof entry.path === "string" &&
-		typeof entry.shown === "string" &&
-		typeof entry.sha256 === "string" &&
-		Number.isInteger(entry.lines) &&
-		Number.isInteger(entry.stubs) &&
-		typeof entry.callId === "string"
+/** True when `value` is an object whose every field in `fields` is a string or an integer, as named. */
+function shaped(value: unknown, fields: Record<string, "string" | "integer">): boolean {
+	if (typeof value !== "object" || value === null) return false;
+	const record = value as Record<string, unknown>;
+	return Object.entries(fields).every(([key, kind]) =>
+		kind === "string" ? typeof record[key] === "string" : Number.isInteger(record[key]),
 	);
 }
 
+function isReadEntry(value: unknown): value is ReadEntry {
+	return shaped(value, {
+		path: "string",
+		shown: "string",
+		sha256: "string",
+		lines: "integer",
+		stubs: "integer",
+		callId: "string",
+	});
+}
+
 function isScanEntry(value: unknown): value is ScanEntry {
-	const entry = value as ScanEntry;
-	return (
-		typeof value === "object" &&
-		value !== null &&
-		typeof entry.hash === "string" &&
-		Number.isInteger(entry.lines) &&
-		Number.isInteger(entry.repeats) &&
-		typeof entry.callId === "string"
-	);
+	return shaped(value, { hash: "string", lines: "integer", repeats: "integer", callId: "string" });
 }
 
 function remember<Value>(map: Map<string, Value>, key: string, value: Value): void {

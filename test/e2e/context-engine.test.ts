@@ -34,6 +34,17 @@ describe.skipIf(!cliBuilt)("the context engine, end to end", () => {
 		await fake?.close();
 	});
 
+	/** Continues the session a `--json` run printed with one more prompt; returns the request that prompt sent. */
+	async function continueSession(stdout: string, home: string, work: string): Promise<RecordedRequest> {
+		const id = (JSON.parse(stdout.split("\n")[0] as string) as { sessionId: string }).sessionId;
+		const second = await runCli(["run", "--mode", "auto", "--session", id, "and now?"], {
+			env: cliEnv(home, fake),
+			cwd: work,
+		});
+		expect(second.code).toBe(0);
+		return fake.requests.at(-1) as RecordedRequest;
+	}
+
 	/** Runs 14 rounds of 6 KB shell output under one configuration, then the model reads back a spilled result. */
 	async function fourteenRounds(env: Record<string, string>, settings?: object) {
 		const home = tempDir("snowpea-home-");
@@ -195,15 +206,9 @@ describe.skipIf(!cliBuilt)("the context engine, end to end", () => {
 			cwd: work,
 		});
 		expect(first.code).toBe(0);
-		const id = (JSON.parse(first.stdout.split("\n")[0] as string) as { sessionId: string }).sessionId;
 		const before = fake.requests.at(-1) as RecordedRequest;
 		expect(toolTexts(before)[0]).toMatch(/^\[earlier shell output pruned/);
-		const second = await runCli(["run", "--mode", "auto", "--session", id, "and now?"], {
-			env: cliEnv(home, fake),
-			cwd: work,
-		});
-		expect(second.code).toBe(0);
-		const after = fake.requests.at(-1) as RecordedRequest;
+		const after = await continueSession(first.stdout, home, work);
 		expect(after.cachedTokens).toBe(before.promptTokens);
 		expect(toolTexts(after)).toEqual(toolTexts(before));
 	});
@@ -246,13 +251,7 @@ describe.skipIf(!cliBuilt)("the context engine, end to end", () => {
 		expect(calls.slice(0, 3).every((call) => note.test(call.content ?? ""))).toBe(true);
 		expect(calls.slice(3).map((call) => call.content)).toEqual([content(3), content(4)]);
 
-		const id = (JSON.parse(first.stdout.split("\n")[0] as string) as { sessionId: string }).sessionId;
-		const second = await runCli(["run", "--mode", "auto", "--session", id, "and now?"], {
-			env: cliEnv(home, fake),
-			cwd: work,
-		});
-		expect(second.code).toBe(0);
-		const after = fake.requests.at(-1) as RecordedRequest;
+		const after = await continueSession(first.stdout, home, work);
 		expect(after.cachedTokens).toBe(before.promptTokens);
 		expect(JSON.stringify(after.body.messages).startsWith(JSON.stringify(before.body.messages).slice(0, -1))).toBe(
 			true,
